@@ -1,0 +1,114 @@
+// Configuration is read once from the environment into a frozen object. An invalid value stops the
+// process at start with a message naming the variable, instead of failing later mid-request.
+
+export type BillingUnit = 'usd' | 'credits';
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  dbPoolSize: number;
+  redisUrl: string | undefined;
+  adminToken: string | undefined;
+  publicBaseUrl: string;
+  logLevel: string;
+  nodeEnv: string;
+  demo: boolean;
+  rateLimitRpm: number;
+  billingUnit: BillingUnit;
+  creditsPerUsd: number;
+  bodyLimitBytes: number;
+  keyCachePollMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
+    super(`invalid configuration: ${variable} ${detail}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function str(env: Env, name: string, fallback: string): string {
+  const value = env[name];
+  return value === undefined || value === '' ? fallback : value;
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = str(env, name, fallback);
+  if (!allowed.includes(raw as T)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function url(env: Env, name: string, fallback: string | undefined, protocols: string[]): string | undefined {
+  const raw = optional(env, name) ?? fallback;
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const port = int(env, 'PORT', 8080, 0, 65535);
+  const databaseUrl = str(env, 'DATABASE_URL', 'sqlite:./data/gateway.db');
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', `must start with sqlite: or postgres://, got "${databaseUrl}"`);
+  }
+  const adminToken = optional(env, 'ADMIN_TOKEN');
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('ADMIN_TOKEN', 'must be at least 16 characters long');
+  }
+  const nodeEnv = str(env, 'NODE_ENV', 'development');
+  const config: Config = {
+    port,
+    host: str(env, 'HOST', '0.0.0.0'),
+    databaseUrl,
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 500),
+    redisUrl: url(env, 'REDIS_URL', undefined, ['redis:', 'rediss:']),
+    adminToken,
+    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/+$/, ''),
+    logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
+    nodeEnv,
+    demo: bool(env, 'GATEWAY_DEMO', nodeEnv !== 'production'),
+    rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1, 10_000_000),
+    billingUnit: oneOf(env, 'BILLING_UNIT', 'usd', ['usd', 'credits'] as const),
+    creditsPerUsd: int(env, 'CREDITS_PER_USD', 1000, 1, 1_000_000),
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    keyCachePollMs: int(env, 'KEY_CACHE_POLL_MS', 500, 50, 60_000),
+  };
+  return Object.freeze(config);
+}

@@ -1,0 +1,58 @@
+import type { Kysely } from 'kysely';
+import type { Redis } from 'ioredis';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { createDb, type Dialect, type DbOptions } from './db/index.ts';
+import { migrateToLatest } from './db/migrations.ts';
+import type { Database } from './db/types.ts';
+import { KeyCache } from './lib/key-cache.ts';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
+import { connectRedis } from './lib/redis.ts';
+import { Metrics } from './lib/metrics.ts';
+
+export interface AppContext {
+  config: Readonly<Config>;
+  db: Kysely<Database>;
+  dialect: Dialect;
+  redis?: Redis;
+  keyCache: KeyCache;
+  rateLimiter: RateLimiter;
+  logger: Logger;
+  metrics: Metrics;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  logger?: Logger;
+  db?: DbOptions;
+  /** Background listeners (key-cache poll, Redis subscription); off for one-shot CLI commands. */
+  listen?: boolean;
+}
+
+export async function createContext(config: Readonly<Config>, options: ContextOptions = {}): Promise<AppContext> {
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const { db, dialect, close: closeDb } = createDb(config.databaseUrl, { poolSize: config.dbPoolSize, ...options.db });
+  await migrateToLatest(db, dialect);
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, 'main') : undefined;
+  const subscriber = redis && options.listen !== false ? await connectRedis(config.redisUrl!, 'sub') : undefined;
+  const keyCache = new KeyCache(db, config.keyCachePollMs, redis);
+  if (options.listen !== false) await keyCache.start(subscriber);
+  const rateLimiter = redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter();
+  return {
+    config,
+    db,
+    dialect,
+    redis,
+    keyCache,
+    rateLimiter,
+    logger,
+    metrics: new Metrics(),
+    async close() {
+      keyCache.stop();
+      rateLimiter.close();
+      subscriber?.disconnect();
+      redis?.disconnect();
+      await closeDb();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { AppContext } from '../context.ts';
+import type { CachedKey } from '../lib/key-cache.ts';
+import { hashKey, sameDigest } from '../modules/accounts/key-secret.ts';
+import { forbidden, rateLimited, unauthorized } from './errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiKey?: CachedKey;
+  }
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** SPEC 5: Bearer everywhere; `/v1/messages` takes `x-api-key` (and Bearer, which its SDK also sends). */
+export function extractKey(request: FastifyRequest): string | undefined {
+  if (request.url.startsWith('/v1/messages')) {
+    const header = request.headers['x-api-key'];
+    if (typeof header === 'string' && header.trim() !== '') return header.trim();
+  }
+  const authorization = request.headers.authorization;
+  if (!authorization) return undefined;
+  return BEARER.exec(authorization)?.[1];
+}
+
+export interface KeyGuardOptions {
+  /** The balance routes answer a deleted key with 200 `{success:false}` instead of 401 (SPEC 4.1). */
+  allowDeleted?: boolean;
+}
+
+export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preHandlerAsyncHookHandler {
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply) {
+    const token = extractKey(request);
+    if (!token) {
+      const where = request.url.startsWith('/v1/messages') ? 'x-api-key: <key>' : 'Authorization: Bearer <key>';
+      throw unauthorized(`Missing API key: send the header ${where}`);
+    }
+    const hash = hashKey(token);
+    const key = await ctx.keyCache.lookup(hash);
+    if (!key || !sameDigest(key.key_hash, hash)) throw unauthorized('Invalid API key');
+    if (key.status === 'disabled') throw unauthorized('This API key is disabled');
+    if (key.status === 'deleted' && !options.allowDeleted) throw unauthorized('This API key has been deleted');
+    await enforceRateLimit(ctx, key, reply, request);
+    request.apiKey = key;
+  };
+}
+
+async function enforceRateLimit(ctx: AppContext, key: CachedKey, reply: FastifyReply, request: FastifyRequest) {
+  const limit = key.rate_limit_rpm ?? ctx.config.rateLimitRpm;
+  let decision;
+  try {
+    decision = await ctx.rateLimiter.hit(key.id, limit);
+  } catch (err) {
+    // A limiter outage must not take the paid API down with it: let the request through, loudly.
+    request.log.warn({ err }, 'rate limiter unavailable; request allowed');
+    return;
+  }
+  const resetSeconds = Math.max(1, Math.ceil(decision.resetMs / 1000));
+  reply.header('ratelimit-limit', decision.limit);
+  reply.header('ratelimit-remaining', decision.remaining);
+  reply.header('ratelimit-reset', resetSeconds);
+  if (!decision.allowed) throw rateLimited(resetSeconds);
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+export function adminGuard(ctx: AppContext): preHandlerAsyncHookHandler {
+  const expected = ctx.config.adminToken ? digest(ctx.config.adminToken) : undefined;
+  return async function authenticateAdmin(request: FastifyRequest) {
+    if (!expected) throw forbidden('The admin API is disabled: set ADMIN_TOKEN to enable it');
+    const token = request.headers.authorization ? BEARER.exec(request.headers.authorization)?.[1] : undefined;
+    if (!token) throw unauthorized('Missing admin token: send Authorization: Bearer <ADMIN_TOKEN>');
+    if (!timingSafeEqual(digest(token), expected)) throw unauthorized('Invalid admin token');
+  };
+}

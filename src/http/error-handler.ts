@@ -1,0 +1,52 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, nativeStatus, notFound, payloadTooLarge, typeForStatus, unsupportedMediaType } from './errors.ts';
+
+// The one place where errors become response bodies. Three families share it:
+// standard (SPEC 7.1), native text (SPEC 7.2, `/v1beta/...`) and messages (7.1 plus `"type":"error"`).
+export function errorBody(url: string, error: ApiError): unknown {
+  if (url.startsWith('/v1beta/')) {
+    return { error: { code: error.status, message: error.message, status: nativeStatus(error.status) } };
+  }
+  const standard = { error: { code: error.status, message: error.message, type: error.type } };
+  if (url.startsWith('/v1/messages')) return { type: 'error', ...standard };
+  return standard;
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply.status(error.status).send(errorBody(request.url, error));
+}
+
+function toApiError(error: FastifyError, bodyLimit: number): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (error.validation) {
+    return new ApiError(400, 'invalid_request_error', error.message.replace(/^body\//, ''));
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return payloadTooLarge(bodyLimit);
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError(400, 'invalid_request_error', 'Malformed JSON in request body');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError(400, 'invalid_request_error', 'Request body is empty but content-type is application/json');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return unsupportedMediaType(String(error.message.split(': ').pop() ?? ''));
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return new ApiError(status, typeForStatus(status), error.message);
+  return undefined;
+}
+
+export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error, bodyLimit);
+    if (apiError) return sendError(request, reply, apiError);
+    // A bug or an unexpected failure: log everything, tell the caller nothing but the request id.
+    request.log.error({ err: error }, 'unhandled error');
+    const hidden = new ApiError(500, 'server_error', `Internal server error (request id ${request.id})`);
+    return sendError(request, reply, hidden);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, notFound(`No route for ${request.method} ${request.url.split('?')[0]}`)),
+  );
+}

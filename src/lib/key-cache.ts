@@ -1,0 +1,94 @@
+import type { Kysely } from 'kysely';
+import type { Redis } from 'ioredis';
+import type { ApiKey, Database } from '../db/types.ts';
+import { findKeyByHash, keysChangedSince } from '../modules/accounts/keys.repo.ts';
+
+// Authenticating must not cost a database read per request, yet a key deleted or changed anywhere
+// must stop working everywhere within a second. Every process keeps a cache and drops entries when
+// (a) it changes a key itself, (b) Redis announces a change, or (c) its poll of api_keys.updated_at
+// sees one; (c) alone keeps the promise when there is no Redis.
+
+export type CachedKey = Pick<ApiKey, 'id' | 'user_id' | 'key_hash' | 'status' | 'unlimited' | 'rate_limit_rpm'>;
+
+const CHANNEL = 'gw:key-changed';
+const TTL_MS = 60_000;
+// Re-read a little of the past on every poll, in case a writer's clock is slightly behind ours.
+const CLOCK_SLACK_MS = 2_000;
+
+export class KeyCache {
+  private entries = new Map<string, { key: CachedKey; at: number }>();
+  private cursor = Date.now();
+  private timer?: NodeJS.Timeout;
+  private polling = false;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly pollMs: number,
+    private readonly publisher?: Redis,
+  ) {}
+
+  async lookup(hash: string): Promise<CachedKey | undefined> {
+    const hit = this.entries.get(hash);
+    if (hit && Date.now() - hit.at < TTL_MS) return hit.key;
+    const row = await findKeyByHash(this.db, hash);
+    if (!row) return undefined;
+    const key: CachedKey = {
+      id: row.id,
+      user_id: row.user_id,
+      key_hash: row.key_hash,
+      status: row.status,
+      unlimited: row.unlimited,
+      rate_limit_rpm: row.rate_limit_rpm,
+    };
+    this.entries.set(hash, { key, at: Date.now() });
+    return key;
+  }
+
+  drop(hash: string): void {
+    this.entries.delete(hash);
+  }
+
+  /** Called after a key change is committed: forget it here and tell the other processes. */
+  async announce(hash: string): Promise<void> {
+    this.drop(hash);
+    if (this.publisher) await this.publisher.publish(CHANNEL, hash);
+  }
+
+  /** Listens for changes made by other processes. */
+  async start(subscriber?: Redis): Promise<void> {
+    if (subscriber) {
+      await subscriber.subscribe(CHANNEL);
+      subscriber.on('message', (channel, hash) => {
+        if (channel === CHANNEL) this.drop(hash);
+      });
+    }
+    this.timer = setInterval(() => void this.poll(), this.pollMs);
+    this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    if (this.entries.size === 0) {
+      // Nothing cached: whatever changed until now will be read fresh anyway.
+      this.cursor = Date.now();
+      return;
+    }
+    this.polling = true;
+    try {
+      const changed = await keysChangedSince(this.db, this.cursor - CLOCK_SLACK_MS);
+      for (const row of changed) {
+        this.drop(row.key_hash);
+        this.cursor = Math.max(this.cursor, row.updated_at);
+      }
+    } catch {
+      // The database is briefly unreachable: drop everything rather than trust stale entries.
+      this.entries.clear();
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+}

@@ -1,0 +1,83 @@
+import type { Redis } from 'ioredis';
+
+// Fixed one-minute windows per key. The in-process limiter serves a single process; with Redis the
+// count lives in one atomic script, so every process shares one limit per key.
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Milliseconds until the current window ends. */
+  resetMs: number;
+}
+
+export interface RateLimiter {
+  hit(key: string, limit: number): Promise<RateDecision>;
+  close(): void;
+}
+
+export const WINDOW_MS = 60_000;
+
+function decide(count: number, limit: number, resetMs: number): RateDecision {
+  return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetMs: Math.max(0, resetMs) };
+}
+
+export class MemoryRateLimiter implements RateLimiter {
+  private windows = new Map<string, { start: number; count: number }>();
+  private sweeper: NodeJS.Timeout;
+
+  constructor(private readonly windowMs = WINDOW_MS) {
+    this.sweeper = setInterval(() => this.sweep(), windowMs);
+    this.sweeper.unref();
+  }
+
+  async hit(key: string, limit: number): Promise<RateDecision> {
+    const now = Date.now();
+    const start = now - (now % this.windowMs);
+    let window = this.windows.get(key);
+    if (!window || window.start !== start) {
+      window = { start, count: 0 };
+      this.windows.set(key, window);
+    }
+    window.count += 1;
+    return decide(window.count, limit, start + this.windowMs - now);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [key, window] of this.windows) if (window.start + this.windowMs <= now) this.windows.delete(key);
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+  }
+}
+
+// INCR and the expiry in one script: the first hit of a window sets its end, nothing can race it.
+const HIT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {count, ttl}
+`;
+
+export class RedisRateLimiter implements RateLimiter {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix = 'gw:rl:',
+    private readonly windowMs = WINDOW_MS,
+  ) {
+    redis.defineCommand('gwRateHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+  }
+
+  async hit(key: string, limit: number): Promise<RateDecision> {
+    const now = Date.now();
+    const windowKey = `${this.prefix}${key}:${Math.floor(now / this.windowMs)}`;
+    const untilWindowEnd = this.windowMs - (now % this.windowMs);
+    const [count, ttl] = (await (this.redis as any).gwRateHit(windowKey, untilWindowEnd)) as [number, number];
+    return decide(count, limit, ttl);
+  }
+
+  close(): void {}
+}

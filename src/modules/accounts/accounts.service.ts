@@ -1,0 +1,145 @@
+import type { AppContext } from '../../context.ts';
+import type { ApiKey, KeyStatus, User } from '../../db/types.ts';
+import { badRequest, notFound } from '../../http/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { fromBalance, toBalance, toCredits } from '../../lib/money.ts';
+import { adjustKeyQuota, topUp } from '../billing/ledger.ts';
+import { getUser, insertUser, listUsers } from './accounts.repo.ts';
+import { generateKeySecret } from './key-secret.ts';
+import { getKey, insertKey, listKeys, updateKey } from './keys.repo.ts';
+
+type Ctx = Pick<AppContext, 'db' | 'config' | 'keyCache'>;
+
+export function userView(ctx: Ctx, user: User) {
+  return {
+    id: user.id,
+    name: user.name,
+    status: user.status,
+    balance: toBalance(user.balance, ctx.config),
+    balance_credits: toCredits(user.balance, ctx.config),
+    used: toBalance(user.used, ctx.config),
+    used_credits: toCredits(user.used, ctx.config),
+    created_at: Math.floor(user.created_at / 1000),
+  };
+}
+
+export function keyView(ctx: Ctx, key: ApiKey) {
+  return {
+    id: key.id,
+    user_id: key.user_id,
+    name: key.name,
+    prefix: key.key_prefix,
+    status: key.status,
+    unlimited: key.unlimited === 1,
+    quota: key.unlimited === 1 ? null : toBalance(key.quota_remain, ctx.config),
+    quota_used: toBalance(key.quota_used, ctx.config),
+    rate_limit_rpm: key.rate_limit_rpm,
+    created_at: Math.floor(key.created_at / 1000),
+  };
+}
+
+/** Amounts arrive in the configured balance unit; a value that rounds to fractions of a unit is refused. */
+function units(ctx: Ctx, field: string, amount: number): number {
+  const value = fromBalance(amount, ctx.config);
+  if (!Number.isSafeInteger(value) || value < 0) throw badRequest(`${field} must be a non-negative amount`);
+  return value;
+}
+
+export async function createUser(ctx: Ctx, input: { name: string; balance?: number }) {
+  const id = newId('usr');
+  const amount = units(ctx, 'balance', input.balance ?? 0);
+  await ctx.db.transaction().execute(async (trx) => {
+    await insertUser(trx, { id, name: input.name, now: Date.now() });
+    if (amount > 0) await topUp(trx, { userId: id, amount, note: 'initial balance' });
+  });
+  return userView(ctx, (await getUser(ctx.db, id))!);
+}
+
+export async function topUpUser(ctx: Ctx, userId: string, amount: number, note?: string) {
+  const value = units(ctx, 'amount', amount);
+  if (value === 0) throw badRequest('amount must be greater than 0');
+  if (!(await getUser(ctx.db, userId))) throw notFound(`No user ${userId}`);
+  await ctx.db.transaction().execute((trx) => topUp(trx, { userId, amount: value, note: note ?? 'top-up' }));
+  return userView(ctx, (await getUser(ctx.db, userId))!);
+}
+
+export async function findUsers(ctx: Ctx, limit: number, after?: string) {
+  return (await listUsers(ctx.db, limit, after)).map((u) => userView(ctx, u));
+}
+
+export interface NewKeyInput {
+  user_id: string;
+  name?: string;
+  quota?: number;
+  unlimited?: boolean;
+  rate_limit_rpm?: number | null;
+}
+
+export async function createKey(ctx: Ctx, input: NewKeyInput) {
+  if (input.unlimited && input.quota !== undefined) throw badRequest('quota and unlimited: true cannot be sent together');
+  if (!input.unlimited && input.quota === undefined) throw badRequest('send either quota or unlimited: true');
+  if (!(await getUser(ctx.db, input.user_id))) throw badRequest(`user_id: no user ${input.user_id}`);
+  const quota = input.unlimited ? 0 : units(ctx, 'quota', input.quota!);
+  const secret = generateKeySecret();
+  const id = newId('key');
+  const now = Date.now();
+  await ctx.db.transaction().execute(async (trx) => {
+    await insertKey(trx, {
+      id,
+      user_id: input.user_id,
+      name: input.name ?? 'default',
+      key_hash: secret.hash,
+      key_prefix: secret.displayPrefix,
+      status: 'active',
+      unlimited: input.unlimited ? 1 : 0,
+      quota_remain: 0,
+      quota_used: 0,
+      rate_limit_rpm: input.rate_limit_rpm ?? null,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    });
+    if (quota > 0) await adjustKeyQuota(trx, { userId: input.user_id, keyId: id, delta: quota, amount: 0, note: 'initial quota' });
+  });
+  return { ...keyView(ctx, (await getKey(ctx.db, id))!), key: secret.plaintext };
+}
+
+async function existingKey(ctx: Ctx, id: string): Promise<ApiKey> {
+  const key = await getKey(ctx.db, id);
+  if (!key || key.status === 'deleted') throw notFound(`No key ${id}`);
+  return key;
+}
+
+export interface KeyChanges {
+  name?: string;
+  status?: Exclude<KeyStatus, 'deleted'>;
+  rate_limit_rpm?: number | null;
+  /** New remaining quota of a limited key, in the balance unit. */
+  quota?: number;
+}
+
+export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges) {
+  const key = await existingKey(ctx, id);
+  if (changes.quota !== undefined && key.unlimited === 1) throw badRequest('quota: this key is unlimited');
+  await ctx.db.transaction().execute(async (trx) => {
+    const { quota, ...columns } = changes;
+    if (quota !== undefined) {
+      const delta = units(ctx, 'quota', quota) - key.quota_remain;
+      if (delta !== 0) await adjustKeyQuota(trx, { userId: key.user_id, keyId: id, delta, amount: 0, note: 'quota set' });
+    }
+    await updateKey(trx, id, columns);
+  });
+  await ctx.keyCache.announce(key.key_hash);
+  return keyView(ctx, (await getKey(ctx.db, id))!);
+}
+
+export async function deleteKey(ctx: Ctx, id: string) {
+  const key = await existingKey(ctx, id);
+  await updateKey(ctx.db, id, { status: 'deleted', deleted_at: Date.now() });
+  await ctx.keyCache.announce(key.key_hash);
+  return { id, deleted: true };
+}
+
+export async function findKeys(ctx: Ctx, userId: string) {
+  return (await listKeys(ctx.db, userId)).map((k) => keyView(ctx, k));
+}

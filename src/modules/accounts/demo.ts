@@ -1,0 +1,24 @@
+import type { AppContext } from '../../context.ts';
+import { countUsers } from './accounts.repo.ts';
+import { createKey, createUser } from './accounts.service.ts';
+
+const DEMO_BALANCE_USD = 10;
+
+/**
+ * On the first start of an empty database, make an account and key so a newcomer can curl at once.
+ * The meta row makes the claim atomic when several processes start together.
+ */
+export async function ensureDemoAccount(ctx: AppContext): Promise<{ key: string; userId: string } | undefined> {
+  if (!ctx.config.demo) return undefined;
+  if ((await countUsers(ctx.db)) > 0) return undefined;
+  const claimed = await ctx.db
+    .insertInto('meta')
+    .values({ name: 'demo_account', value: String(Date.now()) })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .executeTakeFirst();
+  if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) === 0) return undefined;
+  const balance = ctx.config.billingUnit === 'usd' ? DEMO_BALANCE_USD : DEMO_BALANCE_USD * ctx.config.creditsPerUsd;
+  const user = await createUser(ctx, { name: 'demo', balance });
+  const key = await createKey(ctx, { user_id: user.id, name: 'demo', unlimited: true });
+  return { key: key.key, userId: user.id };
+}

@@ -1,0 +1,49 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.ts';
+import { adminGuard } from '../../http/auth.ts';
+import { ErrorResponses, IdParams } from '../../http/schemas.ts';
+import * as accounts from '../accounts/accounts.service.ts';
+import { auditLedger } from '../billing/ledger.audit.ts';
+import * as S from './admin.schemas.ts';
+
+export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.addHook('preHandler', adminGuard(ctx));
+    const doc = (summary: string, extra: object = {}) => ({
+      tags: ['admin'],
+      summary,
+      security: [{ admin: [] }],
+      ...extra,
+    });
+
+    app.post('/admin/users', { schema: doc('Create an account', { body: S.CreateUserBody, response: { 201: S.User, ...ErrorResponses } }) },
+      async (request, reply) => reply.status(201).send(await accounts.createUser(ctx, request.body)));
+
+    app.get('/admin/users', { schema: doc('List accounts', { querystring: S.ListQuery, response: { 200: Type.Object({ data: Type.Array(S.User) }) } }) },
+      async (request) => ({
+        data: await accounts.findUsers(ctx, Math.min(Number(request.query.limit ?? 100) || 100, 1000), request.query.after),
+      }));
+
+    app.post('/admin/users/:id/topup', { schema: doc('Add to an account balance', { params: IdParams, body: S.TopUpBody, response: { 200: S.User, ...ErrorResponses } }) },
+      (request) => accounts.topUpUser(ctx, request.params.id, request.body.amount, request.body.note));
+
+    app.post('/admin/keys', { schema: doc('Create an API key (the secret is shown once)', { body: S.CreateKeyBody, response: { 201: S.CreatedKey, ...ErrorResponses } }) },
+      async (request, reply) => reply.status(201).send(await accounts.createKey(ctx, request.body)));
+
+    app.get('/admin/keys', { schema: doc("List an account's keys", { querystring: S.KeysQuery, response: { 200: Type.Object({ data: Type.Array(S.Key) }) } }) },
+      async (request) => ({ data: await accounts.findKeys(ctx, request.query.user_id) }));
+
+    app.patch('/admin/keys/:id', { schema: doc('Change a key (name, status, quota, rate limit)', { params: IdParams, body: S.UpdateKeyBody, response: { 200: S.Key, ...ErrorResponses } }) },
+      (request) => accounts.changeKey(ctx, request.params.id, request.body));
+
+    app.delete('/admin/keys/:id', { schema: doc('Delete a key (soft delete; refused everywhere within a second)', { params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }) } }) },
+      (request) => accounts.deleteKey(ctx, request.params.id));
+
+    app.get('/admin/ledger/audit', { schema: doc('Recompute every balance from the ledger') },
+      async () => {
+        const mismatches = await auditLedger(ctx.db);
+        return { balanced: mismatches.length === 0, mismatches };
+      });
+  };
+}

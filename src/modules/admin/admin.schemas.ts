@@ -1,0 +1,74 @@
+import { Type } from 'typebox';
+
+const Amount = Type.Number({ minimum: 0, maximum: 1e12, description: 'In the configured balance unit (USD or credits)' });
+
+export const CreateUserBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  balance: Type.Optional(Amount),
+});
+
+export const TopUpBody = Type.Object({
+  amount: Type.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'In the configured balance unit' }),
+  note: Type.Optional(Type.String({ maxLength: 500 })),
+});
+
+export const ListQuery = Type.Object({
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
+  after: Type.Optional(Type.String({ maxLength: 100 })),
+});
+
+export const User = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    status: Type.String(),
+    balance: Type.Number(),
+    balance_credits: Type.Integer(),
+    used: Type.Number(),
+    used_credits: Type.Integer(),
+    created_at: Type.Integer(),
+  },
+  { $id: 'AdminUser' },
+);
+
+const RateLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()], {
+  description: 'Requests per minute for this key; null uses RATE_LIMIT_RPM',
+});
+
+export const CreateKeyBody = Type.Object({
+  user_id: Type.String({ minLength: 1, maxLength: 100 }),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  quota: Type.Optional(Amount),
+  unlimited: Type.Optional(Type.Boolean()),
+  rate_limit_rpm: Type.Optional(RateLimit),
+});
+
+export const UpdateKeyBody = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')])),
+  quota: Type.Optional(Amount),
+  rate_limit_rpm: Type.Optional(RateLimit),
+});
+
+export const KeysQuery = Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+export const Key = Type.Object(
+  {
+    id: Type.String(),
+    user_id: Type.String(),
+    name: Type.String(),
+    prefix: Type.String(),
+    status: Type.String(),
+    unlimited: Type.Boolean(),
+    quota: Type.Union([Type.Number(), Type.Null()]),
+    quota_used: Type.Number(),
+    rate_limit_rpm: Type.Union([Type.Integer(), Type.Null()]),
+    created_at: Type.Integer(),
+  },
+  { $id: 'AdminKey' },
+);
+
+export const CreatedKey = Type.Intersect([
+  Key,
+  Type.Object({ key: Type.String({ description: 'The secret key; shown only in this response' }) }),
+]);

@@ -1,0 +1,31 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppContext } from '../../context.ts';
+import { keyGuard } from '../../http/auth.ts';
+import { ErrorResponses } from '../../http/schemas.ts';
+import { KeyBalance, UserBalance } from './balance.schemas.ts';
+import { keyBalance, userBalance } from './balance.service.ts';
+
+export function balanceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    // A deleted key still reads its own record (200, success:false, SPEC 4.1), but nothing else.
+    const preHandler = keyGuard(ctx, { allowDeleted: true });
+    const keySchema = {
+      tags: ['balance'],
+      summary: 'Balance of the calling API key',
+      security: [{ bearer: [] }],
+      response: { 200: KeyBalance, ...ErrorResponses },
+    };
+    for (const url of ['/v1/balance', '/balance']) {
+      app.get(url, { schema: keySchema, preHandler }, (request) => keyBalance(ctx, request.apiKey!.id));
+    }
+    const userSchema = {
+      tags: ['balance'],
+      summary: 'Balance of the account that owns the calling key',
+      security: [{ bearer: [] }],
+      response: { 200: UserBalance, ...ErrorResponses },
+    };
+    for (const url of ['/v1/user/balance', '/user/balance']) {
+      app.get(url, { schema: userSchema, preHandler: keyGuard(ctx) }, (request) => userBalance(ctx, request.apiKey!.user_id));
+    }
+  };
+}

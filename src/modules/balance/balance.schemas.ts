@@ -1,0 +1,30 @@
+import { Type, type Static } from 'typebox';
+
+// SPEC 2.2: the balance of the calling key.
+export const KeyBalance = Type.Object(
+  {
+    success: Type.Boolean(),
+    message: Type.Optional(Type.String()),
+    remain_balance: Type.Optional(Type.Number({ description: 'In the configured unit (USD or credits); -1 when unlimited' })),
+    remain_credits: Type.Optional(Type.Integer({ description: '-1 when unlimited' })),
+    used_balance: Type.Optional(Type.Number()),
+    used_credits: Type.Optional(Type.Integer()),
+    unlimited_quota: Type.Optional(Type.Boolean()),
+  },
+  { $id: 'KeyBalance', description: 'Balance of the API key used in the call (SPEC 2.2)' },
+);
+export type KeyBalance = Static<typeof KeyBalance>;
+
+// SPEC 2.3: the balance of the whole account, with no unlimited_quota field.
+export const UserBalance = Type.Object(
+  {
+    success: Type.Boolean(),
+    message: Type.Optional(Type.String()),
+    remain_balance: Type.Optional(Type.Number()),
+    remain_credits: Type.Optional(Type.Integer()),
+    used_balance: Type.Optional(Type.Number()),
+    used_credits: Type.Optional(Type.Integer()),
+  },
+  { $id: 'UserBalance', description: 'Balance of the account that owns the key (SPEC 2.3)' },
+);
+export type UserBalance = Static<typeof UserBalance>;
