@@ -31,8 +31,8 @@ export interface ContextOptions {
 
 export async function createContext(config: Readonly<Config>, options: ContextOptions = {}): Promise<AppContext> {
   const logger = options.logger ?? pino({ level: config.logLevel });
-  const { db, dialect, close: closeDb } = createDb(config.databaseUrl, { poolSize: config.dbPoolSize, ...options.db });
-  await migrateToLatest(db, dialect);
+  const { db, dialect, schema, close: closeDb } = createDb(config.databaseUrl, { poolSize: config.dbPoolSize, ...options.db });
+  await migrateToLatest(db, dialect, schema);
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, 'main') : undefined;
   const subscriber = redis && options.listen !== false ? await connectRedis(config.redisUrl!, 'sub') : undefined;
   const keyCache = new KeyCache(db, config.keyCachePollMs, redis);

@@ -10,6 +10,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Db {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** The Postgres schema every connection uses, when not the default one. */
+  schema?: string;
   close(): Promise<void>;
 }
 
@@ -55,9 +57,15 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     options: options.schema ? `-c search_path=${options.schema}` : undefined,
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  return { db, dialect: 'postgres', schema: options.schema ?? schemaFromUrl(url), close: () => db.destroy() };
 }
 
 export async function ping(db: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(db);
+}
+
+/** `?options=-c search_path=x` in a Postgres URL (how child processes in tests get their schema). */
+function schemaFromUrl(url: string): string | undefined {
+  const options = new URL(url).searchParams.get('options');
+  return options ? /search_path=([\w]+)/.exec(options)?.[1] : undefined;
 }

@@ -62,13 +62,13 @@ const migrations: Record<string, DialectMigration> = {
   }),
 };
 
-export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<string[]> {
+export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?: string): Promise<string[]> {
   const provider: MigrationProvider = {
     async getMigrations() {
       return Object.fromEntries(Object.entries(migrations).map(([name, make]) => [name, make(dialect)]));
     },
   };
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  const { error, results } = await new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) }).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

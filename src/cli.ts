@@ -1,0 +1,133 @@
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { createContext, type AppContext } from './context.ts';
+import { createDb } from './db/index.ts';
+import { migrateToLatest } from './db/migrations.ts';
+import { configOrExit, serve } from './main.ts';
+import * as accounts from './modules/accounts/accounts.service.ts';
+import { auditLedger } from './modules/billing/ledger.audit.ts';
+import { ApiError } from './http/errors.ts';
+
+const USAGE = `gateway <command> [options]   (every command prints JSON)
+
+  serve                                   start the HTTP gateway (same as npm start)
+  migrate                                 apply database migrations and exit
+  users create --name NAME [--balance N]  create an account (N in the balance unit)
+  users list                              list accounts
+  users topup ID --amount N               add to an account's balance
+  keys create --user ID [--name NAME] (--quota N | --unlimited) [--rpm N]
+                                          create a key; its secret is printed once
+  keys list --user ID                     list an account's keys
+  keys update ID [--name NAME] [--status active|disabled] [--quota N] [--rpm N]
+  keys delete ID                          delete a key (refused everywhere within a second)
+  ledger audit                            recompute every balance from the ledger
+
+Configuration comes from the environment (see README), e.g. DATABASE_URL.`;
+
+const OPTIONS = {
+  name: { type: 'string' },
+  balance: { type: 'string' },
+  amount: { type: 'string' },
+  user: { type: 'string' },
+  quota: { type: 'string' },
+  unlimited: { type: 'boolean' },
+  rpm: { type: 'string' },
+  status: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function num(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value)) throw new ApiError(400, 'invalid_request_error', `--${name} must be a number`);
+  return value;
+}
+
+function need<T>(name: string, value: T | undefined): T {
+  if (value === undefined) throw new ApiError(400, 'invalid_request_error', `--${name} is required`);
+  return value;
+}
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+async function run(ctx: AppContext, words: string[], v: Values): Promise<unknown> {
+  const [group, action, id] = words;
+  switch (`${group} ${action}`) {
+    case 'users create':
+      return accounts.createUser(ctx, { name: need('name', v.name), balance: num('balance', v.balance) });
+    case 'users list':
+      return accounts.findUsers(ctx, 1000);
+    case 'users topup':
+      return accounts.topUpUser(ctx, need('ID', id), need('amount', num('amount', v.amount)));
+    case 'keys create':
+      return accounts.createKey(ctx, {
+        user_id: need('user', v.user),
+        name: v.name,
+        quota: num('quota', v.quota),
+        unlimited: v.unlimited,
+        rate_limit_rpm: num('rpm', v.rpm),
+      });
+    case 'keys list':
+      return accounts.findKeys(ctx, need('user', v.user));
+    case 'keys update':
+      return accounts.changeKey(ctx, need('ID', id), {
+        name: v.name,
+        status: v.status as 'active' | 'disabled' | undefined,
+        quota: num('quota', v.quota),
+        rate_limit_rpm: num('rpm', v.rpm),
+      });
+    case 'keys delete':
+      return accounts.deleteKey(ctx, need('ID', id));
+    case 'ledger audit': {
+      const mismatches = await auditLedger(ctx.db);
+      return { balanced: mismatches.length === 0, mismatches };
+    }
+  }
+  throw new ApiError(400, 'invalid_request_error', `unknown command "${words.join(' ')}"\n\n${USAGE}`);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const [command] = positionals;
+  if (values.help || !command) {
+    console.log(USAGE);
+    return command || values.help ? 0 : 1;
+  }
+  const config = configOrExit();
+  if (command === 'serve') {
+    await serve(config);
+    return -1;
+  }
+  if (command === 'migrate') {
+    const { db, dialect, schema, close } = createDb(config.databaseUrl);
+    const applied = await migrateToLatest(db, dialect, schema);
+    await close();
+    console.log(JSON.stringify({ applied }, null, 2));
+    return 0;
+  }
+  const ctx = await createContext(config, { listen: false });
+  try {
+    console.log(JSON.stringify(await run(ctx, positionals, values), null, 2));
+    return 0;
+  } catch (err) {
+    if (err instanceof ApiError) {
+      console.error(JSON.stringify({ error: { code: err.status, message: err.message, type: err.type } }, null, 2));
+      return 1;
+    }
+    throw err;
+  } finally {
+    await ctx.close();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      if (code >= 0) process.exit(code);
+    },
+    (err) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { buildApp } from '../src/app.ts';
+import { loadConfig, type Config } from '../src/config.ts';
+import { createContext, type AppContext } from '../src/context.ts';
+import * as accounts from '../src/modules/accounts/accounts.service.ts';
+
+// Every suite runs on the backend that DATABASE_URL / REDIS_URL name: a temp SQLite file and the
+// in-process limiter by default, a fresh Postgres schema and the shared Redis when set (as CI does).
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const usingPostgres = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '');
+export const usingRedis = Boolean(process.env.REDIS_URL);
+export const backendName = `${usingPostgres ? 'postgres' : 'sqlite'}+${usingRedis ? 'redis' : 'memory'}`;
+
+export interface TestDatabase {
+  url: string;
+  schema?: string;
+  /** Environment for a child process that must use the same database. */
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+/** A database of its own: a temp SQLite file, or a fresh schema in the Postgres of DATABASE_URL. */
+export async function freshDatabase(): Promise<TestDatabase> {
+  if (!usingPostgres) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-test-'));
+    const url = `sqlite:${path.join(dir, 'gateway.db')}`;
+    return { url, env: { DATABASE_URL: url }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  }
+  const url = process.env.DATABASE_URL!;
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(`create schema ${schema}`);
+  await client.end();
+  const separator = url.includes('?') ? '&' : '?';
+  const childUrl = `${url}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  return {
+    url,
+    schema,
+    env: { DATABASE_URL: childUrl },
+    async drop() {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+    },
+  };
+}
+
+export function testConfig(database: TestDatabase, env: Record<string, string> = {}): Readonly<Config> {
+  return loadConfig({
+    DATABASE_URL: database.url,
+    REDIS_URL: process.env.REDIS_URL,
+    ADMIN_TOKEN,
+    LOG_LEVEL: 'silent',
+    GATEWAY_DEMO: '0',
+    ...env,
+  });
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  ctx: AppContext;
+  database: TestDatabase;
+  close(): Promise<void>;
+}
+
+export async function createTestApp(env: Record<string, string> = {}, database?: TestDatabase): Promise<TestApp> {
+  const db = database ?? (await freshDatabase());
+  const config = testConfig(db, env);
+  const ctx = await createContext(config, { logger: pino({ level: 'silent' }), db: { schema: db.schema } });
+  const app = await buildApp(ctx);
+  return {
+    app,
+    ctx,
+    database: db,
+    async close() {
+      await app.close();
+      await ctx.close();
+      if (!database) await db.drop();
+    },
+  };
+}
+
+export const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** An account with `balance` (USD) and one key; `key` options as POST /admin/keys takes them. */
+export async function seedAccount(
+  ctx: AppContext,
+  balance: number,
+  key: { quota?: number; unlimited?: boolean; rate_limit_rpm?: number } = { unlimited: true },
+) {
+  const user = await accounts.createUser(ctx, { name: `user-${randomBytes(3).toString('hex')}`, balance });
+  const created = await accounts.createKey(ctx, { user_id: user.id, ...key });
+  return { user, keyId: created.id, key: created.key, auth: { authorization: `Bearer ${created.key}` } };
+}
