@@ -57,7 +57,7 @@ describe(`SPEC 4.1 key balance [${backendName}]`, () => {
     });
 
     it(`missing or bad credential: 401 authentication_error (${path})`, async () => {
-      for (const headers of [{}, { authorization: 'Bearer sk-gw-nope' }, { authorization: 'Basic abc' }]) {
+      for (const headers of [{}, { authorization: 'Bearer sk-gw-nope' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
         const res = await get(path, headers);
         expect(res.statusCode).toBe(401);
         expect(res.json().error).toMatchObject({ code: 401, type: 'authentication_error' });

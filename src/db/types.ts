@@ -52,11 +52,78 @@ export interface MetaTable {
   value: string;
 }
 
+export type TaskStatus = 'submitted' | 'processing' | 'completed' | 'failed';
+export type TaskKind = 'image' | 'video' | 'avatar';
+
+export interface TasksTable {
+  id: string;
+  user_id: string;
+  key_id: string;
+  kind: TaskKind;
+  model: string;
+  /** The normalized request, JSON. */
+  params: string;
+  status: TaskStatus;
+  progress: number;
+  channel_id: string | null;
+  /** The upstream's own id for this task (relay channels). */
+  upstream_id: string | null;
+  hold_amount: number;
+  key_limited: number;
+  cost: number | null;
+  webhook: string | null;
+  /** JSON of SPEC 2.5 `result`. */
+  result: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: number;
+  started_at: number | null;
+  /** When the upstream expects to finish; progress is interpolated towards it. */
+  eta_at: number | null;
+  deadline_at: number;
+  completed_at: number | null;
+  updated_at: number;
+}
+
+export type JobKind = 'dispatch' | 'poll' | 'deliver';
+
+export interface JobsTable {
+  id: Generated<number>;
+  kind: JobKind;
+  task_id: string;
+  run_at: number;
+  attempts: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  last_error: string | null;
+  created_at: number;
+}
+
+export interface ChannelsTable {
+  id: string;
+  name: string;
+  type: string;
+  base_url: string | null;
+  secret: string | null;
+  /** JSON array of the model ids it serves. */
+  models: string;
+  /** JSON object: our model id -> the upstream's name for it. */
+  model_mapping: string;
+  priority: number;
+  weight: number;
+  status: 'enabled' | 'disabled';
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
   ledger: LedgerTable;
   meta: MetaTable;
+  tasks: TasksTable;
+  jobs: JobsTable;
+  channels: ChannelsTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -64,3 +131,6 @@ export type ApiKey = Selectable<ApiKeysTable>;
 export type NewApiKey = Insertable<ApiKeysTable>;
 export type ApiKeyUpdate = Updateable<ApiKeysTable>;
 export type LedgerRow = Selectable<LedgerTable>;
+export type Task = Selectable<TasksTable>;
+export type Job = Selectable<JobsTable>;
+export type Channel = Selectable<ChannelsTable>;

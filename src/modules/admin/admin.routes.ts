@@ -10,11 +10,11 @@ import * as S from './admin.schemas.ts';
 export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.addHook('preHandler', adminGuard(ctx));
-    const doc = (summary: string, extra: object = {}) => ({
+    const doc = <T extends object>(summary: string, extra: T = {} as T) => ({
+      ...extra,
       tags: ['admin'],
       summary,
       security: [{ admin: [] }],
-      ...extra,
     });
 
     app.post('/admin/users', { schema: doc('Create an account', { body: S.CreateUserBody, response: { 201: S.User, ...ErrorResponses } }) },

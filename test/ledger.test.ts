@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { debit, InsufficientFunds, refund, topUp } from '../src/modules/billing/ledger.ts';
+import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
+import { getKey } from '../src/modules/accounts/keys.repo.ts';
+import { getUser } from '../src/modules/accounts/accounts.repo.ts';
+import { backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ DB_POOL_SIZE: '10' });
+});
+afterAll(() => t.close());
+
+async function tryDebit(userId: string, keyId: string, keyLimited: boolean, amount: number) {
+  try {
+    await t.ctx.db.transaction().execute((trx) => debit(trx, 'hold', { userId, keyId, keyLimited, amount, ref: 'burst' }));
+    return 'ok';
+  } catch (err) {
+    if (err instanceof InsufficientFunds) return err.payer;
+    throw err;
+  }
+}
+
+describe(`ledger [${backendName}]`, () => {
+  it('sums to the balances after a burst of concurrent top-ups, debits and refunds', async () => {
+    const a = await seedAccount(t.ctx, 1, { quota: 0.5 });
+    const b = await seedAccount(t.ctx, 0.2, { unlimited: true });
+    const ops: Promise<unknown>[] = [];
+    for (let i = 0; i < 300; i++) {
+      const account = i % 2 === 0 ? a : b;
+      const limited = account === a;
+      switch (i % 5) {
+        case 0:
+          ops.push(t.ctx.db.transaction().execute((trx) => topUp(trx, { userId: account.user.id, amount: 1000 + i })));
+          break;
+        case 4:
+          ops.push(
+            t.ctx.db.transaction().execute((trx) => refund(trx, { userId: account.user.id, keyId: account.keyId, keyLimited: limited, amount: 7 })),
+          );
+          break;
+        default:
+          ops.push(tryDebit(account.user.id, account.keyId, limited, 9_000 + i));
+      }
+    }
+    await Promise.all(ops);
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
+  it('never overspends: parallel debits against exact funds succeed exactly as often as they fit', async () => {
+    const price = 250_000;
+    const account = await seedAccount(t.ctx, 1.0, { unlimited: true }); // funds for exactly 4
+    const results = await Promise.all(Array.from({ length: 40 }, () => tryDebit(account.user.id, account.keyId, false, price)));
+    expect(results.filter((r) => r === 'ok')).toHaveLength(4);
+    expect(results.filter((r) => r === 'account')).toHaveLength(36);
+    const user = await getUser(t.ctx.db, account.user.id);
+    expect(user).toMatchObject({ balance: 0, used: 1_000_000 });
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
+  it("a limited key's quota caps spending even when the account could pay", async () => {
+    const account = await seedAccount(t.ctx, 100, { quota: 0.75 }); // key allows 3 x 0.25
+    const results = await Promise.all(Array.from({ length: 12 }, () => tryDebit(account.user.id, account.keyId, true, 250_000)));
+    expect(results.filter((r) => r === 'ok')).toHaveLength(3);
+    expect(results.filter((r) => r === 'key')).toHaveLength(9);
+    // A failed key debit rolls back the account debit of the same transaction.
+    expect(await getUser(t.ctx.db, account.user.id)).toMatchObject({ balance: 99_250_000, used: 750_000 });
+    expect(await getKey(t.ctx.db, account.keyId)).toMatchObject({ quota_remain: 0, quota_used: 750_000 });
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
+  it('refuses fractional or negative amounts instead of rounding money', async () => {
+    const account = await seedAccount(t.ctx, 1);
+    await expect(tryDebit(account.user.id, account.keyId, false, 0.5)).rejects.toThrow(/integer/);
+    await expect(tryDebit(account.user.id, account.keyId, false, -1)).rejects.toThrow(/integer/);
+  });
+});
