@@ -19,6 +19,18 @@ export interface Config {
   creditsPerUsd: number;
   bodyLimitBytes: number;
   keyCachePollMs: number;
+  /** Jobs each process runs at once; 0 = this process runs no workers. */
+  workers: number;
+  jobLeaseMs: number;
+  jobPollMs: number;
+  simulatorLatencyMs: number;
+  deadlineMs: { image: number; video: number; avatar: number };
+  resultTtlSeconds: number;
+  pricingFile: string | undefined;
+  fileUrlSecret: string | undefined;
+  filesDir: string;
+  relayPollMs: number;
+  upstreamTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -109,6 +121,21 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     creditsPerUsd: int(env, 'CREDITS_PER_USD', 1000, 1, 1_000_000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     keyCachePollMs: int(env, 'KEY_CACHE_POLL_MS', 500, 50, 60_000),
+    workers: int(env, 'WORKERS', 16, 0, 1000),
+    jobLeaseMs: int(env, 'JOB_LEASE_MS', 30_000, 100, 3_600_000),
+    jobPollMs: int(env, 'JOB_POLL_MS', 200, 5, 60_000),
+    simulatorLatencyMs: int(env, 'SIMULATOR_LATENCY_MS', 3000, 0, 3_600_000),
+    deadlineMs: {
+      image: int(env, 'TASK_DEADLINE_IMAGE_S', 600, 1, 86_400) * 1000,
+      video: int(env, 'TASK_DEADLINE_VIDEO_S', 1800, 1, 86_400) * 1000,
+      avatar: int(env, 'TASK_DEADLINE_AVATAR_S', 600, 1, 86_400) * 1000,
+    },
+    resultTtlSeconds: int(env, 'RESULT_TTL_HOURS', 24, 1, 24 * 365) * 3600,
+    pricingFile: optional(env, 'PRICING_FILE'),
+    fileUrlSecret: optional(env, 'FILE_URL_SECRET'),
+    filesDir: str(env, 'FILES_DIR', './data/files'),
+    relayPollMs: int(env, 'RELAY_POLL_MS', 2000, 10, 600_000),
+    upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 30_000, 100, 600_000),
   };
   return Object.freeze(config);
 }

@@ -1,0 +1,162 @@
+import type { Kysely } from 'kysely';
+import type { Channel, Database } from '../../db/types.ts';
+import { badRequest, notFound } from '../../http/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { deleteChannel, getChannel, insertChannel, listChannels, updateChannel } from './channels.repo.ts';
+
+export const CHANNEL_TYPES = ['simulator', 'relay'] as const;
+export type ChannelType = (typeof CHANNEL_TYPES)[number];
+
+// Channels live in the database so every process routes the same way; each process re-reads them
+// at most once a second, so an operator's change reaches all of them within that time.
+const CACHE_MS = 1000;
+
+export class ChannelRouter {
+  private cached?: { at: number; channels: Channel[] };
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async all(): Promise<Channel[]> {
+    if (this.cached && Date.now() - this.cached.at < CACHE_MS) return this.cached.channels;
+    const channels = await listChannels(this.db);
+    this.cached = { at: Date.now(), channels };
+    return channels;
+  }
+
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
+  /** Enabled channels serving `model`, best first: highest priority, then weighted random order. */
+  async candidates(model: string): Promise<Channel[]> {
+    const serving = (await this.all()).filter((c) => c.status === 'enabled' && servesModel(c, model));
+    const byPriority = new Map<number, Channel[]>();
+    for (const channel of serving) byPriority.set(channel.priority, [...(byPriority.get(channel.priority) ?? []), channel]);
+    return [...byPriority.keys()].sort((a, b) => b - a).flatMap((p) => weightedShuffle(byPriority.get(p)!));
+  }
+
+  async pick(model: string): Promise<Channel | undefined> {
+    return (await this.candidates(model))[0];
+  }
+}
+
+export function servesModel(channel: Channel, model: string): boolean {
+  const models = JSON.parse(channel.models) as string[];
+  return models.includes(model) || models.includes('*');
+}
+
+export function upstreamModel(channel: Channel, model: string): string {
+  const mapping = JSON.parse(channel.model_mapping) as Record<string, string>;
+  return mapping[model] ?? model;
+}
+
+function weightedShuffle(channels: Channel[]): Channel[] {
+  const pool = [...channels];
+  const out: Channel[] = [];
+  while (pool.length > 0) {
+    const total = pool.reduce((sum, c) => sum + Math.max(1, c.weight), 0);
+    let ticket = Math.random() * total;
+    const index = pool.findIndex((c) => (ticket -= Math.max(1, c.weight)) < 0);
+    out.push(...pool.splice(index === -1 ? pool.length - 1 : index, 1));
+  }
+  return out;
+}
+
+export interface ChannelInput {
+  name: string;
+  type: string;
+  base_url?: string | null;
+  secret?: string | null;
+  models: string[];
+  model_mapping?: Record<string, string>;
+  priority?: number;
+  weight?: number;
+  status?: 'enabled' | 'disabled';
+}
+
+/** Admin views never carry the secret, only whether one is set. */
+export function channelView(channel: Channel) {
+  return {
+    id: channel.id,
+    name: channel.name,
+    type: channel.type,
+    base_url: channel.base_url,
+    has_secret: Boolean(channel.secret),
+    models: JSON.parse(channel.models) as string[],
+    model_mapping: JSON.parse(channel.model_mapping) as Record<string, string>,
+    priority: channel.priority,
+    weight: channel.weight,
+    status: channel.status,
+    created_at: Math.floor(channel.created_at / 1000),
+  };
+}
+
+function checkChannel(input: Partial<ChannelInput>): void {
+  if (input.type !== undefined && !CHANNEL_TYPES.includes(input.type as ChannelType)) {
+    throw badRequest(`type must be one of ${CHANNEL_TYPES.join(', ')}`);
+  }
+  if (input.base_url) {
+    try {
+      const url = new URL(input.base_url);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
+    } catch {
+      throw badRequest('base_url must be an http(s) URL');
+    }
+  }
+  if (input.type === 'relay' && !input.base_url) throw badRequest('base_url is required for a relay channel');
+}
+
+export async function createChannel(db: Kysely<Database>, input: ChannelInput) {
+  checkChannel(input);
+  const now = Date.now();
+  const id = newId('ch');
+  await insertChannel(db, {
+    id,
+    name: input.name,
+    type: input.type,
+    base_url: input.base_url?.replace(/\/+$/, '') ?? null,
+    secret: input.secret ?? null,
+    models: JSON.stringify(input.models),
+    model_mapping: JSON.stringify(input.model_mapping ?? {}),
+    priority: input.priority ?? 0,
+    weight: input.weight ?? 1,
+    status: input.status ?? 'enabled',
+    created_at: now,
+    updated_at: now,
+  });
+  return channelView((await getChannel(db, id))!);
+}
+
+export async function changeChannel(db: Kysely<Database>, id: string, input: Partial<ChannelInput>) {
+  const existing = await getChannel(db, id);
+  if (!existing) throw notFound(`No channel ${id}`);
+  checkChannel({ type: existing.type, base_url: existing.base_url, ...input });
+  const { models, model_mapping, base_url, ...rest } = input;
+  await updateChannel(db, id, {
+    ...rest,
+    ...(base_url !== undefined ? { base_url: base_url?.replace(/\/+$/, '') ?? null } : {}),
+    ...(models ? { models: JSON.stringify(models) } : {}),
+    ...(model_mapping ? { model_mapping: JSON.stringify(model_mapping) } : {}),
+  });
+  return channelView((await getChannel(db, id))!);
+}
+
+export async function removeChannel(db: Kysely<Database>, id: string) {
+  if (!(await deleteChannel(db, id))) throw notFound(`No channel ${id}`);
+  return { id, deleted: true };
+}
+
+export async function findChannels(db: Kysely<Database>) {
+  return (await listChannels(db)).map(channelView);
+}
+
+/** First start: one simulator channel serving every model, claimed atomically across processes. */
+export async function ensureSimulatorChannel(db: Kysely<Database>, models: string[]): Promise<void> {
+  const claimed = await db
+    .insertInto('meta')
+    .values({ name: 'simulator_channel', value: String(Date.now()) })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .executeTakeFirst();
+  if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) === 0) return;
+  await createChannel(db, { name: 'simulator', type: 'simulator', models, priority: 0, weight: 1 });
+}

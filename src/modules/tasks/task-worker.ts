@@ -1,0 +1,107 @@
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database, Job, Task } from '../../db/types.ts';
+import type { JobHandler, JobOutcome } from '../../jobs/runner.ts';
+import { enqueue } from '../../jobs/jobs.repo.ts';
+import type { ProviderStep, TaskCall, TaskProvider } from '../../providers/types.ts';
+import { UpstreamRejected } from '../../providers/types.ts';
+import type { Pricing } from '../billing/pricing.ts';
+import { getChannel } from '../channels/channels.repo.ts';
+import { upstreamModel, type ChannelRouter } from '../channels/channels.service.ts';
+import { getTask, overdueTasks, transition } from './tasks.repo.ts';
+import { endTask, type Ending } from './tasks.service.ts';
+
+export interface TaskEngineDeps {
+  db: Kysely<Database>;
+  logger: Logger;
+  pricing: Pricing;
+  channels: ChannelRouter;
+  providerFor(type: string): TaskProvider | undefined;
+  /** Runs in the ending's transaction (callbacks enqueue their delivery here). */
+  onEnded?: Parameters<typeof endTask>[4];
+}
+
+const DONE: JobOutcome = { done: true };
+const isOpen = (task: Task | undefined): task is Task => task?.status === 'submitted' || task?.status === 'processing';
+
+async function prepareCall(deps: TaskEngineDeps, task: Task): Promise<{ call: TaskCall; provider: TaskProvider } | Ending> {
+  const channel = task.channel_id ? await getChannel(deps.db, task.channel_id) : await deps.channels.pick(task.model);
+  if (!channel) return { state: 'failed', code: 'upstream_error', message: `No channel serves model ${task.model}` };
+  const provider = deps.providerFor(channel.type);
+  if (!provider) return { state: 'failed', code: 'internal_error', message: `Unknown channel type ${channel.type}` };
+  const call = { task, params: JSON.parse(task.params), channel, upstreamModel: upstreamModel(channel, task.model) };
+  return { call, provider };
+}
+
+async function step(run: () => Promise<ProviderStep>): Promise<ProviderStep> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof UpstreamRejected) return { state: 'failed', code: err.code, message: err.message };
+    throw err;
+  }
+}
+
+async function end(deps: TaskEngineDeps, task: Task, ending: Ending): Promise<JobOutcome> {
+  const won = await endTask(deps.db, task, ending, deps.pricing, deps.onEnded);
+  deps.logger.info({ task: task.id, status: ending.state, won }, 'task ended');
+  return DONE;
+}
+
+export function taskHandlers(deps: TaskEngineDeps): Record<'dispatch' | 'poll', JobHandler> {
+  return {
+    // Hands the task to its upstream, then moves it to `processing` with its first poll, atomically.
+    async dispatch(job: Job) {
+      const task = await getTask(deps.db, job.task_id);
+      if (!isOpen(task)) return DONE;
+      // Already handed over: the poll job was written in the same transaction as channel_id.
+      if (task.status === 'processing' && task.channel_id) return DONE;
+      const prepared = await prepareCall(deps, task);
+      if ('state' in prepared) return end(deps, task, prepared);
+      const result = await step(() => prepared.provider.submit(prepared.call));
+      if (result.state !== 'pending') return end(deps, task, result);
+      const now = Date.now();
+      await deps.db.transaction().execute(async (trx) => {
+        const moved = await transition(trx, task.id, [task.status], {
+          status: 'processing',
+          channel_id: prepared.call.channel.id,
+          upstream_id: result.upstreamId ?? null,
+          started_at: task.started_at ?? now,
+          eta_at: result.etaAt ?? null,
+          progress: Math.max(task.progress, result.progress ?? 10),
+        });
+        if (moved) await enqueue(trx, { kind: 'poll', taskId: task.id, runAt: result.pollAt });
+      });
+      return DONE;
+    },
+
+    // Asks the upstream how the task is doing; reschedules itself until the task ends.
+    async poll(job: Job) {
+      const task = await getTask(deps.db, job.task_id);
+      if (!isOpen(task)) return DONE;
+      const prepared = await prepareCall(deps, task);
+      if ('state' in prepared) return end(deps, task, prepared);
+      const result = await step(() => prepared.provider.poll(prepared.call));
+      if (result.state !== 'pending') return end(deps, task, result);
+      if (result.progress !== undefined || result.etaAt !== undefined) {
+        await transition(deps.db, task.id, ['processing'], {
+          progress: Math.max(task.progress, result.progress ?? task.progress),
+          ...(result.etaAt !== undefined ? { eta_at: result.etaAt } : {}),
+        });
+      }
+      return { retryAt: result.pollAt };
+    },
+  };
+}
+
+/** Fails every open task past its deadline with `timeout`, refunding it. Safe to run on every process. */
+export async function sweepDeadlines(deps: TaskEngineDeps, limit = 100): Promise<number> {
+  const overdue = await overdueTasks(deps.db, Date.now(), limit);
+  let ended = 0;
+  for (const task of overdue) {
+    const seconds = Math.round((task.deadline_at - task.created_at) / 1000);
+    const ending: Ending = { state: 'failed', code: 'timeout', message: `The task did not finish within ${seconds} s` };
+    if (await endTask(deps.db, task, ending, deps.pricing, deps.onEnded)) ended++;
+  }
+  return ended;
+}

@@ -1,0 +1,48 @@
+import type { Kysely, Transaction, Updateable } from 'kysely';
+import type { Database, Task, TasksTable, TaskStatus } from '../../db/types.ts';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export async function insertTask(db: Executor, task: Task): Promise<void> {
+  await db.insertInto('tasks').values(task).execute();
+}
+
+export function getTask(db: Executor, id: string): Promise<Task | undefined> {
+  return db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Compare-and-set: changes the task only while it is in one of `from`. Every state change goes
+ * through here, so two workers (or a worker and the deadline sweeper) can never both win.
+ */
+export async function transition(
+  db: Executor,
+  id: string,
+  from: TaskStatus[],
+  changes: Updateable<TasksTable>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('tasks')
+    .set({ ...changes, updated_at: Date.now() })
+    .where('id', '=', id)
+    .where('status', 'in', from)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export function overdueTasks(db: Executor, now: number, limit: number): Promise<Task[]> {
+  return db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('status', 'in', ['submitted', 'processing'])
+    .where('deadline_at', '<', now)
+    .limit(limit)
+    .execute();
+}
+
+export function listTasks(db: Executor, filter: { userId?: string; limit: number; before?: string }): Promise<Task[]> {
+  let query = db.selectFrom('tasks').selectAll().orderBy('id', 'desc').limit(filter.limit);
+  if (filter.userId) query = query.where('user_id', '=', filter.userId);
+  if (filter.before) query = query.where('id', '<', filter.before);
+  return query.execute();
+}

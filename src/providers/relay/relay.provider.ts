@@ -1,0 +1,74 @@
+import { request, type Dispatcher } from 'undici';
+import type { ProviderStep, TaskCall, TaskProvider, TaskResult } from '../types.ts';
+import { UpstreamRejected } from '../types.ts';
+
+// The upstream is another gateway that speaks our own SPEC: submit, then poll its task record.
+// Its result links are its own signed links, passed through unchanged.
+
+const SUBMIT_PATH = { image: '/v1/images/generations', video: '/v1/videos/generations', avatar: '/v1/seedance2/private-avatar' };
+
+export interface RelayOptions {
+  pollMs: number;
+  timeoutMs: number;
+  dispatcher?: Dispatcher;
+}
+
+async function call(call: TaskCall, method: 'GET' | 'POST', path: string, options: RelayOptions, body?: unknown) {
+  const { channel } = call;
+  const response = await request(`${channel.base_url}${path}`, {
+    method,
+    headers: {
+      ...(channel.secret ? { authorization: `Bearer ${channel.secret}` } : {}),
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+    dispatcher: options.dispatcher,
+  });
+  const text = await response.body.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  // 5xx and unreadable answers are retried by the job engine; 4xx are final for this task.
+  if (response.statusCode >= 500 || json === undefined) {
+    throw new Error(`relay upstream answered ${response.statusCode}`);
+  }
+  if (response.statusCode >= 400) {
+    const message = typeof json?.error?.message === 'string' ? json.error.message : `upstream answered ${response.statusCode}`;
+    throw new UpstreamRejected('upstream_error', `Upstream refused the task: ${message}`);
+  }
+  return json;
+}
+
+export class RelayProvider implements TaskProvider {
+  constructor(private readonly options: RelayOptions) {}
+
+  async submit(task: TaskCall): Promise<ProviderStep> {
+    // Our callbacks are ours to send; the upstream never learns the caller's webhook.
+    const { webhook: _webhook, ...params } = task.params;
+    const receipt = await call(task, 'POST', SUBMIT_PATH[task.task.kind], this.options, { ...params, model: task.upstreamModel });
+    const upstreamId = receipt?.data?.[0]?.task_id ?? receipt?.data?.id;
+    if (typeof upstreamId !== 'string') throw new UpstreamRejected('upstream_error', 'Upstream receipt carried no task id');
+    return { state: 'pending', upstreamId, pollAt: Date.now() + this.options.pollMs };
+  }
+
+  async poll(task: TaskCall): Promise<ProviderStep> {
+    const id = encodeURIComponent(task.task.upstream_id ?? '');
+    const record = (await call(task, 'GET', `/v1/tasks/${id}`, this.options))?.data;
+    if (record?.status === 'completed') return { state: 'completed', result: (record.result ?? {}) as TaskResult };
+    if (record?.status === 'failed') {
+      return {
+        state: 'failed',
+        code: String(record.error?.code || 'upstream_error'),
+        message: String(record.error?.message || 'Upstream task failed'),
+        result: record.result,
+      };
+    }
+    const progress = Number.isInteger(record?.progress) ? Math.min(99, record.progress) : undefined;
+    return { state: 'pending', pollAt: Date.now() + this.options.pollMs, progress };
+  }
+}
