@@ -10,6 +10,11 @@ import { ErrorEnvelope } from './http/schemas.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { balanceRoutes } from './modules/balance/balance.routes.ts';
 import { systemRoutes } from './modules/system/system.routes.ts';
+import { channelsRoutes } from './modules/channels/channels.routes.ts';
+import { imagesRoutes } from './modules/images/images.routes.ts';
+import { videosRoutes } from './modules/videos/videos.routes.ts';
+import { tasksRoutes } from './modules/tasks/tasks.routes.ts';
+import { filesRoutes } from './blobs/files.routes.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -28,6 +33,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // SPEC wants JSON types as sent: `n: "2"` is an error, not a 2.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
     return503OnClosing: true,
+    // Signed result links carry their render parameters in the path.
+    routerOptions: { maxParamLength: 1000 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandling(app, ctx.config.bodyLimitBytes);
@@ -70,5 +77,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(systemRoutes(ctx));
   await app.register(balanceRoutes(ctx));
   await app.register(adminRoutes(ctx));
+  await app.register(channelsRoutes(ctx));
+  await app.register(imagesRoutes(ctx));
+  await app.register(videosRoutes(ctx));
+  await app.register(tasksRoutes(ctx));
+  await app.register(filesRoutes(ctx));
   return app;
 }

@@ -3,14 +3,16 @@ import { pathToFileURL } from 'node:url';
 import { createContext, type AppContext } from './context.ts';
 import { createDb } from './db/index.ts';
 import { migrateToLatest } from './db/migrations.ts';
-import { configOrExit, serve } from './main.ts';
+import { configOrExit, serve, work } from './main.ts';
 import * as accounts from './modules/accounts/accounts.service.ts';
+import * as channels from './modules/channels/channels.service.ts';
 import { auditLedger } from './modules/billing/ledger.audit.ts';
 import { ApiError } from './http/errors.ts';
 
 const USAGE = `gateway <command> [options]   (every command prints JSON)
 
-  serve                                   start the HTTP gateway (same as npm start)
+  serve                                   start the HTTP gateway and workers (same as npm start)
+  worker                                  run background workers only (no HTTP)
   migrate                                 apply database migrations and exit
   users create --name NAME [--balance N]  create an account (N in the balance unit)
   users list                              list accounts
@@ -20,6 +22,11 @@ const USAGE = `gateway <command> [options]   (every command prints JSON)
   keys list --user ID                     list an account's keys
   keys update ID [--name NAME] [--status active|disabled] [--quota N] [--rpm N]
   keys delete ID                          delete a key (refused everywhere within a second)
+  channels create --name N --type simulator|relay --models a,b [--base-url U] [--secret S]
+                  [--mapping ours=theirs,...] [--priority N] [--weight N]
+  channels list                           list upstream channels (secrets never shown)
+  channels update ID [same options as create] [--status enabled|disabled]
+  channels delete ID                      remove a channel
   ledger audit                            recompute every balance from the ledger
 
 Configuration comes from the environment (see README), e.g. DATABASE_URL.`;
@@ -33,6 +40,13 @@ const OPTIONS = {
   unlimited: { type: 'boolean' },
   rpm: { type: 'string' },
   status: { type: 'string' },
+  type: { type: 'string' },
+  models: { type: 'string' },
+  'base-url': { type: 'string' },
+  secret: { type: 'string' },
+  mapping: { type: 'string' },
+  priority: { type: 'string' },
+  weight: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -49,6 +63,21 @@ function need<T>(name: string, value: T | undefined): T {
 }
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+function channelInput(v: Values) {
+  const list = (raw?: string) => (raw === undefined ? undefined : raw.split(',').map((m) => m.trim()).filter(Boolean));
+  const mapping = list(v.mapping)?.map((pair) => pair.split('=') as [string, string]);
+  return {
+    name: v.name,
+    type: v.type,
+    models: list(v.models),
+    base_url: v['base-url'],
+    secret: v.secret,
+    model_mapping: mapping ? Object.fromEntries(mapping) : undefined,
+    priority: num('priority', v.priority),
+    weight: num('weight', v.weight),
+  };
+}
 
 async function run(ctx: AppContext, words: string[], v: Values): Promise<unknown> {
   const [group, action, id] = words;
@@ -78,6 +107,14 @@ async function run(ctx: AppContext, words: string[], v: Values): Promise<unknown
       });
     case 'keys delete':
       return accounts.deleteKey(ctx, need('ID', id));
+    case 'channels create':
+      return channels.createChannel(ctx.db, { ...channelInput(v), name: need('name', v.name), type: need('type', v.type), models: need('models', channelInput(v).models) });
+    case 'channels list':
+      return channels.findChannels(ctx.db);
+    case 'channels update':
+      return channels.changeChannel(ctx.db, need('ID', id), { ...channelInput(v), status: v.status as 'enabled' | 'disabled' | undefined });
+    case 'channels delete':
+      return channels.removeChannel(ctx.db, need('ID', id));
     case 'ledger audit': {
       const mismatches = await auditLedger(ctx.db);
       return { balanced: mismatches.length === 0, mismatches };
@@ -94,8 +131,8 @@ export async function main(argv: string[]): Promise<number> {
     return command || values.help ? 0 : 1;
   }
   const config = configOrExit();
-  if (command === 'serve') {
-    await serve(config);
+  if (command === 'serve' || command === 'worker') {
+    await (command === 'serve' ? serve(config) : work(config));
     return -1;
   }
   if (command === 'migrate') {

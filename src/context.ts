@@ -9,6 +9,13 @@ import { KeyCache } from './lib/key-cache.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
 import { connectRedis } from './lib/redis.ts';
 import { Metrics } from './lib/metrics.ts';
+import { FileSigner, fileSigningSecret } from './blobs/signed-urls.ts';
+import { RenderCache } from './blobs/render-cache.ts';
+import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
+import { ChannelRouter } from './modules/channels/channels.service.ts';
+import { createProviders } from './providers/index.ts';
+import { allModelIds } from './modules/catalog/models.ts';
+import type { TaskProvider } from './providers/types.ts';
 
 export interface AppContext {
   config: Readonly<Config>;
@@ -19,6 +26,12 @@ export interface AppContext {
   rateLimiter: RateLimiter;
   logger: Logger;
   metrics: Metrics;
+  pricing: Pricing;
+  channels: ChannelRouter;
+  files: { signer: FileSigner; cache: RenderCache };
+  providerFor(type: string): TaskProvider | undefined;
+  /** Set by the job runner of this process, if it has one: runs newly enqueued jobs at once. */
+  wakeWorkers(): void;
   close(): Promise<void>;
 }
 
@@ -38,6 +51,10 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   const keyCache = new KeyCache(db, config.keyCachePollMs, redis);
   if (options.listen !== false) await keyCache.start(subscriber);
   const rateLimiter = redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter();
+  const pricing = loadPricing(config.pricingFile);
+  pricing.assertCovers(allModelIds());
+  const signer = new FileSigner(await fileSigningSecret(db, config.fileUrlSecret), config.publicBaseUrl);
+  const providers = createProviders(config, signer, pricing);
   return {
     config,
     db,
@@ -47,6 +64,11 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     rateLimiter,
     logger,
     metrics: new Metrics(),
+    pricing,
+    channels: new ChannelRouter(db),
+    files: { signer, cache: new RenderCache(config.filesDir) },
+    providerFor: providers,
+    wakeWorkers() {},
     async close() {
       keyCache.stop();
       rateLimiter.close();

@@ -1,54 +1,82 @@
 import { pathToFileURL } from 'node:url';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { createContext } from './context.ts';
+import { createContext, type AppContext } from './context.ts';
 import { ensureDemoAccount } from './modules/accounts/demo.ts';
+import { ensureSimulatorChannel } from './modules/channels/channels.service.ts';
+import { allModelIds } from './modules/catalog/models.ts';
+import { startWorkers } from './modules/tasks/engine.ts';
 
 const SHUTDOWN_GRACE_MS = 15_000;
 
-export async function serve(config: Readonly<Config>): Promise<void> {
-  const ctx = await createContext(config);
-  ctx.metrics.collectProcessMetrics();
-  const app = await buildApp(ctx);
-  await app.listen({ port: config.port, host: config.host });
-  const demo = await ensureDemoAccount(ctx);
+function printWelcome(config: Readonly<Config>, demo: { key: string } | undefined): void {
   const base = config.publicBaseUrl;
-  if (demo) {
-    console.log(
-      [
-        '',
-        'A demo account with $10 and an API key was created. The key is shown only this once:',
-        '',
-        `    ${demo.key}`,
-        '',
-        'Try it:',
-        `    curl -s ${base}/v1/balance -H "Authorization: Bearer ${demo.key}"`,
-        '',
-      ].join('\n'),
-    );
-  } else {
-    console.log(`Gateway listening on ${base}. Keys: "npm run gateway -- keys create --user <user id> --unlimited" or POST /admin/keys.`);
+  if (!demo) {
+    console.log(`Gateway listening on ${base}. Make a key: "npm run gateway -- keys create --user <user id> --unlimited" or POST /admin/keys.`);
+    return;
   }
+  console.log(
+    [
+      '',
+      'A demo account with $10 and an API key was created. The key is shown only this once:',
+      '',
+      `    ${demo.key}`,
+      '',
+      'Try it:',
+      `    curl -s ${base}/v1/balance -H "Authorization: Bearer ${demo.key}"`,
+      '',
+    ].join('\n'),
+  );
+}
 
+/** SIGTERM/SIGINT: stop accepting, finish in-flight requests and jobs (bounded), hand back leases. */
+function onShutdown(ctx: AppContext, steps: (() => Promise<void>)[]): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    ctx.logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    ctx.logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       ctx.logger.error('shutdown took too long; exiting');
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     try {
-      await app.close();
+      for (const step of steps) await step();
       await ctx.close();
+    } catch (err) {
+      ctx.logger.error({ err }, 'error during shutdown');
     } finally {
       process.exit(0);
     }
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+async function prepare(config: Readonly<Config>): Promise<AppContext> {
+  const ctx = await createContext(config);
+  ctx.metrics.collectProcessMetrics();
+  await ensureSimulatorChannel(ctx.db, allModelIds());
+  return ctx;
+}
+
+/** HTTP and, unless WORKERS=0, background workers in one process. */
+export async function serve(config: Readonly<Config>): Promise<void> {
+  const ctx = await prepare(config);
+  const app = await buildApp(ctx);
+  const workers = config.workers > 0 ? startWorkers(ctx) : undefined;
+  await app.listen({ port: config.port, host: config.host });
+  printWelcome(config, await ensureDemoAccount(ctx));
+  onShutdown(ctx, [() => app.close(), async () => workers?.stop(SHUTDOWN_GRACE_MS - 5000)]);
+}
+
+/** Background workers only: `gateway worker`. */
+export async function work(config: Readonly<Config>): Promise<void> {
+  const ctx = await prepare(config);
+  const workers = startWorkers(ctx);
+  console.log('Gateway workers running (no HTTP). Stop with SIGTERM.');
+  onShutdown(ctx, [() => workers.stop(SHUTDOWN_GRACE_MS - 5000)]);
 }
 
 export function configOrExit(): Readonly<Config> {

@@ -9,6 +9,9 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createContext, type AppContext } from '../src/context.ts';
 import * as accounts from '../src/modules/accounts/accounts.service.ts';
+import { ensureSimulatorChannel } from '../src/modules/channels/channels.service.ts';
+import { allModelIds } from '../src/modules/catalog/models.ts';
+import { startWorkers } from '../src/modules/tasks/engine.ts';
 
 // Every suite runs on the backend that DATABASE_URL / REDIS_URL name: a temp SQLite file and the
 // in-process limiter by default, a fresh Postgres schema and the shared Redis when set (as CI does).
@@ -54,8 +57,13 @@ export async function freshDatabase(): Promise<TestDatabase> {
   };
 }
 
+const filesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-files-'));
+
 export function testConfig(database: TestDatabase, env: Record<string, string> = {}): Readonly<Config> {
   return loadConfig({
+    FILES_DIR: filesDir,
+    SIMULATOR_LATENCY_MS: '50',
+    JOB_POLL_MS: '20',
     DATABASE_URL: database.url,
     REDIS_URL: process.env.REDIS_URL,
     ADMIN_TOKEN,
@@ -72,16 +80,24 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(env: Record<string, string> = {}, database?: TestDatabase): Promise<TestApp> {
+export interface TestAppOptions {
+  /** Seed the simulator channel and run job workers in this process, as `npm start` does. */
+  workers?: boolean;
+}
+
+export async function createTestApp(env: Record<string, string> = {}, database?: TestDatabase, options: TestAppOptions = {}): Promise<TestApp> {
   const db = database ?? (await freshDatabase());
   const config = testConfig(db, env);
   const ctx = await createContext(config, { logger: pino({ level: 'silent' }), db: { schema: db.schema } });
+  await ensureSimulatorChannel(ctx.db, allModelIds());
+  const workers = options.workers ? startWorkers(ctx) : undefined;
   const app = await buildApp(ctx);
   return {
     app,
     ctx,
     database: db,
     async close() {
+      await workers?.stop(2000);
       await app.close();
       await ctx.close();
       if (!database) await db.drop();

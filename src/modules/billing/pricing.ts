@@ -59,6 +59,12 @@ export class Pricing {
     return model in this.file.models;
   }
 
+  /** Refuses to start with a pricing file that leaves a served model without a price. */
+  assertCovers(models: string[]): void {
+    const missing = models.filter((m) => !this.has(m));
+    if (missing.length > 0) throw new PricingError(`PRICING_FILE has no price for: ${missing.join(', ')}`);
+  }
+
   /** Per image, by resolution tier (and quality where the tier has them). */
   imageUnits(model: string, resolution: string, quality: string | undefined, n: number): number {
     const tier = lookup(this.model(model).per_image, resolution);

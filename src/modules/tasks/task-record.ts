@@ -36,3 +36,7 @@ export function taskRecord(task: Task, money: MoneyFormat, now = Date.now()): Re
   if (task.status === 'failed') record.error = { message: task.error_message ?? '', code: task.error_code ?? '' };
   return record;
 }
+
+export function taskRecordJson(task: Task, money: MoneyFormat, now = Date.now()): string {
+  return JSON.stringify(taskRecord(task, money, now));
+}

@@ -1,4 +1,5 @@
 import { request, type Dispatcher } from 'undici';
+import { upstreamRequest } from '../../modules/catalog/upstream-request.ts';
 import type { ProviderStep, TaskCall, TaskProvider, TaskResult } from '../types.ts';
 import { UpstreamRejected } from '../types.ts';
 
@@ -48,9 +49,8 @@ export class RelayProvider implements TaskProvider {
   constructor(private readonly options: RelayOptions) {}
 
   async submit(task: TaskCall): Promise<ProviderStep> {
-    // Our callbacks are ours to send; the upstream never learns the caller's webhook.
-    const { webhook: _webhook, ...params } = task.params;
-    const receipt = await call(task, 'POST', SUBMIT_PATH[task.task.kind], this.options, { ...params, model: task.upstreamModel });
+    // Callbacks are ours to send: the stored parameters never include the caller's webhook.
+    const receipt = await call(task, 'POST', SUBMIT_PATH[task.task.kind], this.options, upstreamRequest(task.params, task.upstreamModel));
     const upstreamId = receipt?.data?.[0]?.task_id ?? receipt?.data?.id;
     if (typeof upstreamId !== 'string') throw new UpstreamRejected('upstream_error', 'Upstream receipt carried no task id');
     return { state: 'pending', upstreamId, pollAt: Date.now() + this.options.pollMs };

@@ -1,0 +1,18 @@
+import { countTokens } from 'gpt-tokenizer';
+import type { ImageParams } from '../catalog/image-rules.ts';
+import type { VideoParams } from '../catalog/video-rules.ts';
+import type { Pricing } from './pricing.ts';
+
+// What a task is held for at submit. Per-token models hold the prompt's tokens plus the output tokens
+// of n images; they settle what the upstream reports, never more than the hold.
+
+export function quoteImages(pricing: Pricing, params: ImageParams): number {
+  if (pricing.isPerToken(params.model)) {
+    return pricing.tokenUnits(params.model, countTokens(params.prompt), params.n * pricing.outputTokensPerImage(params.model));
+  }
+  return pricing.imageUnits(params.model, params.resolution, params.quality, params.n);
+}
+
+export function quoteVideo(pricing: Pricing, params: VideoParams): number {
+  return pricing.videoUnits(params.model, params.resolution, params.duration);
+}

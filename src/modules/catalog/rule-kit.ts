@@ -1,0 +1,46 @@
+import { badRequest } from '../../http/errors.ts';
+
+// Small checks shared by the image and video rules. Each throws a 400 whose message names the field.
+
+export function oneOf<T extends string>(field: string, value: string, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) throw badRequest(`${field} must be one of ${allowed.join(', ')} (got "${value}")`);
+  return value as T;
+}
+
+export function inRange(field: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) throw badRequest(`${field} must be an integer from ${min} to ${max} (got ${value})`);
+  return value;
+}
+
+export function atMost(field: string, list: unknown[] | undefined, max: number): void {
+  if (list && list.length > max) throw badRequest(`${field} takes at most ${max} entries (got ${list.length})`);
+}
+
+export function notTogether(a: string, b: string, present: boolean): void {
+  if (present) throw badRequest(`${a} and ${b} must not be sent together`);
+}
+
+const ASSET = /^asset:\/\/([A-Za-z0-9_-]{1,100})$/;
+
+export function assetId(url: string): string | undefined {
+  return ASSET.exec(url)?.[1];
+}
+
+/** A media reference: an http(s) URL, a data: URL when `allowData`, or an asset URL when `allowAsset`. */
+export function mediaUrl(field: string, url: string, options: { allowAsset: boolean; allowData?: boolean }): void {
+  if (url.startsWith('asset://')) {
+    if (!options.allowAsset) throw badRequest(`${field}: asset URLs are accepted only by vidgen-2.0 and vidgen-2.0-fast`);
+    if (!assetId(url)) throw badRequest(`${field}: "${url.slice(0, 80)}" is not a valid asset URL`);
+    return;
+  }
+  if (options.allowData && url.startsWith('data:')) return;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw badRequest(`${field}: "${url.slice(0, 80)}" is not a URL`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw badRequest(`${field}: only http(s) URLs are accepted`);
+}
+
+export const lower = (value: string | undefined) => value?.toLowerCase();

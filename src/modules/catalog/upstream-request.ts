@@ -1,0 +1,17 @@
+import { resolveModel } from './models.ts';
+
+/**
+ * Turns stored, normalized parameters back into a SPEC request body, for an upstream that speaks
+ * SPEC itself (relay channels): derived fields are dropped and renamed fields restored.
+ */
+export function upstreamRequest(params: Record<string, any>, upstreamModel: string): Record<string, unknown> {
+  const { width: _w, height: _h, ratio, audio, ...rest } = params;
+  const model = resolveModel(params.model);
+  const body: Record<string, unknown> = { ...rest, model: upstreamModel };
+  if (model?.kind === 'video') {
+    body[model.ratioField] = ratio;
+    if (model.family === '2.0') body.generate_audio = audio;
+    if (model.family === '1.5') body.audio = audio;
+  }
+  return body;
+}

@@ -1,0 +1,31 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.ts';
+import { adminGuard } from '../../http/auth.ts';
+import { ErrorResponses, IdParams } from '../../http/schemas.ts';
+import * as S from './channels.schemas.ts';
+import { changeChannel, createChannel, findChannels, removeChannel } from './channels.service.ts';
+
+export function channelsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.addHook('preHandler', adminGuard(ctx));
+    const doc = <T extends object>(summary: string, extra: T) => ({ ...extra, tags: ['admin'], summary, security: [{ admin: [] }] });
+    // Each change also drops this process's routing cache; other processes re-read within a second.
+    const changed = <T>(value: T) => {
+      ctx.channels.invalidate();
+      return value;
+    };
+
+    app.post('/admin/channels', { schema: doc('Add an upstream channel', { body: S.CreateChannelBody, response: { 201: S.Channel, ...ErrorResponses } }) },
+      async (request, reply) => reply.status(201).send(changed(await createChannel(ctx.db, request.body))));
+
+    app.get('/admin/channels', { schema: doc('List channels (secrets are never shown)', { response: { 200: Type.Object({ data: Type.Array(S.Channel) }) } }) },
+      async () => ({ data: await findChannels(ctx.db) }));
+
+    app.patch('/admin/channels/:id', { schema: doc('Change a channel', { params: IdParams, body: S.UpdateChannelBody, response: { 200: S.Channel, ...ErrorResponses } }) },
+      async (request) => changed(await changeChannel(ctx.db, request.params.id, request.body)));
+
+    app.delete('/admin/channels/:id', { schema: doc('Remove a channel', { params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }) } }) },
+      async (request) => changed(await removeChannel(ctx.db, request.params.id)));
+  };
+}

@@ -1,0 +1,25 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppContext } from '../../context.ts';
+import { keyGuard } from '../../http/auth.ts';
+import { ErrorResponses } from '../../http/schemas.ts';
+import { ImageRequest, SubmitReceipt } from './images.schemas.ts';
+import { submitImages } from './images.service.ts';
+
+export function imagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/v1/images/generations',
+      {
+        preHandler: keyGuard(ctx),
+        schema: {
+          tags: ['images'],
+          summary: 'Submit an image generation task (SPEC 4.6)',
+          security: [{ bearer: [] }],
+          body: ImageRequest,
+          response: { 200: SubmitReceipt, 402: ErrorResponses[400], 503: ErrorResponses[400], ...ErrorResponses },
+        },
+      },
+      (request) => submitImages(ctx, request.apiKey!, request.body),
+    );
+  };
+}

@@ -1,0 +1,39 @@
+import type { AppContext } from '../../context.ts';
+import { JobRunner } from '../../jobs/runner.ts';
+import { sweepDeadlines, taskHandlers, type TaskEngineDeps } from './task-worker.ts';
+
+const SWEEP_DEADLINES_MS = 1000;
+const SWEEP_FILES_MS = 10 * 60 * 1000;
+
+export function engineDeps(ctx: AppContext): TaskEngineDeps {
+  return { db: ctx.db, logger: ctx.logger, pricing: ctx.pricing, channels: ctx.channels, providerFor: ctx.providerFor };
+}
+
+/** The background half of a process: job workers, the deadline sweeper and the file sweeper. */
+export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise<void> } {
+  const deps = engineDeps(ctx);
+  const runner = new JobRunner(ctx.db, ctx.dialect, ctx.logger, taskHandlers(deps), {
+    concurrency: ctx.config.workers,
+    pollMs: ctx.config.jobPollMs,
+    leaseMs: ctx.config.jobLeaseMs,
+  });
+  ctx.wakeWorkers = () => runner.wake();
+  runner.start();
+  const deadlines = setInterval(() => {
+    sweepDeadlines(deps).catch((err) => ctx.logger.error({ err }, 'deadline sweep failed'));
+  }, SWEEP_DEADLINES_MS);
+  const files = setInterval(() => {
+    ctx.files.cache.sweep().catch((err) => ctx.logger.error({ err }, 'file sweep failed'));
+  }, SWEEP_FILES_MS);
+  deadlines.unref();
+  files.unref();
+  ctx.logger.info({ owner: runner.owner, concurrency: ctx.config.workers }, 'workers started');
+  return {
+    async stop(graceMs) {
+      clearInterval(deadlines);
+      clearInterval(files);
+      ctx.wakeWorkers = () => {};
+      await runner.stop(graceMs);
+    },
+  };
+}

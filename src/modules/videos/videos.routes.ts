@@ -1,0 +1,26 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppContext } from '../../context.ts';
+import { keyGuard } from '../../http/auth.ts';
+import { ErrorResponses } from '../../http/schemas.ts';
+import { SubmitReceipt } from '../images/images.schemas.ts';
+import { VideoRequest } from './videos.schemas.ts';
+import { submitVideo } from './videos.service.ts';
+
+export function videosRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/v1/videos/generations',
+      {
+        preHandler: keyGuard(ctx),
+        schema: {
+          tags: ['videos'],
+          summary: 'Submit a video generation task (SPEC 4.5)',
+          security: [{ bearer: [] }],
+          body: VideoRequest,
+          response: { 200: SubmitReceipt, 402: ErrorResponses[400], 503: ErrorResponses[400], ...ErrorResponses },
+        },
+      },
+      (request) => submitVideo(ctx, request.apiKey!, request.body),
+    );
+  };
+}

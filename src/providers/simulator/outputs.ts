@@ -1,0 +1,22 @@
+import type { ImageParams } from '../../modules/catalog/image-rules.ts';
+import type { VideoParams } from '../../modules/catalog/video-rules.ts';
+export { resultTtlSeconds } from '../../modules/catalog/models.ts';
+
+// What the simulator produces for a task, read off its normalized parameters.
+
+export function imageOutput(_model: string, params: Record<string, any>) {
+  const p = params as ImageParams;
+  return {
+    width: p.width,
+    height: p.height,
+    n: p.n,
+    format: p.output_format,
+    compression: p.output_compression,
+    transparent: false,
+  };
+}
+
+export function videoOutput(_model: string, params: Record<string, any>) {
+  const p = params as VideoParams;
+  return { width: p.width, height: p.height, duration: p.duration, resolution: p.resolution, audio: p.audio, lastFrame: p.return_last_frame };
+}

@@ -1,0 +1,76 @@
+import { countTokens } from 'gpt-tokenizer';
+import type { FileSigner, RenderSpec } from '../../blobs/signed-urls.ts';
+import type { Pricing } from '../../modules/billing/pricing.ts';
+import type { ProviderStep, TaskCall, TaskProvider, TaskResult } from '../types.ts';
+import { parseDirectives } from './directives.ts';
+import { imageOutput, resultTtlSeconds, videoOutput } from './outputs.ts';
+
+// The embedded upstream: no network, deterministic. It takes `latencyMs` (or `[sim:delay=s]`) to
+// finish, then answers with signed links whose files are rendered on first download.
+
+export interface SimulatorOptions {
+  latencyMs: number;
+  resultTtlSeconds: number;
+  signer: FileSigner;
+  pricing: Pricing;
+}
+
+export class SimulatorProvider implements TaskProvider {
+  constructor(private readonly options: SimulatorOptions) {}
+
+  async submit(call: TaskCall): Promise<ProviderStep> {
+    const directives = parseDirectives(call.params.prompt);
+    const etaAt = Date.now() + (directives.delayMs ?? this.options.latencyMs);
+    return { state: 'pending', etaAt, pollAt: etaAt };
+  }
+
+  async poll(call: TaskCall): Promise<ProviderStep> {
+    const etaAt = call.task.eta_at ?? 0;
+    if (Date.now() < etaAt) return { state: 'pending', pollAt: etaAt };
+    const directives = parseDirectives(call.params.prompt);
+    if (directives.fail) {
+      return { state: 'failed', code: directives.fail, message: `The simulated upstream failed the task (${directives.fail})` };
+    }
+    return call.task.kind === 'video' ? this.video(call) : this.images(call);
+  }
+
+  private expiresAt(model: string): number {
+    return Math.floor(Date.now() / 1000) + (resultTtlSeconds(model) ?? this.options.resultTtlSeconds);
+  }
+
+  private sign(spec: RenderSpec, expiresAt: number): string {
+    return this.options.signer.url({ spec, expiresAt });
+  }
+
+  private images(call: TaskCall): ProviderStep {
+    const { task, params } = call;
+    const out = imageOutput(task.model, params);
+    const expiresAt = this.expiresAt(task.model);
+    const urls = Array.from({ length: out.n }, (_, i) =>
+      this.sign({ k: 'image', w: out.width, h: out.height, f: out.format, q: out.compression, s: `${task.id}:${i}`, t: out.transparent }, expiresAt),
+    );
+    const result: TaskResult = { images: [{ url: urls, expires_at: expiresAt }] };
+    if (!this.options.pricing.isPerToken(task.model)) return { state: 'completed', result };
+    // Per-token models settle what was really used: the prompt's tokens and each image's tokens.
+    const usage = {
+      inputTokens: countTokens(String(params.prompt ?? '')),
+      outputTokens: out.n * this.options.pricing.outputTokensPerImage(task.model),
+    };
+    return { state: 'completed', result, usage };
+  }
+
+  private video(call: TaskCall): ProviderStep {
+    const { task, params } = call;
+    const out = videoOutput(task.model, params);
+    const expiresAt = this.expiresAt(task.model);
+    const seed = `${task.id}:0`;
+    const video: NonNullable<TaskResult['videos']>[number] = {
+      url: [this.sign({ k: 'video', w: out.width, h: out.height, d: out.duration, s: seed, a: out.audio }, expiresAt)],
+      expires_at: expiresAt,
+      duration: out.duration,
+      resolution: out.resolution,
+    };
+    if (out.lastFrame) video.last_frame_url = this.sign({ k: 'frame', w: out.width, h: out.height, d: out.duration, s: seed }, expiresAt);
+    return { state: 'completed', result: { videos: [video] } };
+  }
+}
