@@ -1,0 +1,85 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { request } from 'undici';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, freshDatabase } from './harness.ts';
+import { startGateway, stopAllGateways } from './support/gateway-process.ts';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  await stopAllGateways();
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+async function json(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body?: unknown) {
+  const res = await request(url, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  return { status: res.statusCode, body: (await res.body.json()) as any };
+}
+
+describe(`relay channel [${backendName}]`, () => {
+  it("gateway A relays to gateway B (both real processes): A's task completes with B's result", async () => {
+    const dbB = await freshDatabase();
+    cleanups.push(() => dbB.drop());
+    const b = await startGateway({ ...dbB.env, ADMIN_TOKEN, SIMULATOR_LATENCY_MS: '200', JOB_POLL_MS: '20', FILES_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'gw-b-')) });
+    const userB = await json('POST', `${b.url}/admin/users`, adminHeaders, { name: 'gateway-a', balance: 10 });
+    const keyB = await json('POST', `${b.url}/admin/keys`, adminHeaders, { user_id: userB.body.id, unlimited: true });
+    expect(keyB.status).toBe(201);
+
+    const a = await startGateway({ ...(await freshDatabase().then((d) => (cleanups.push(() => d.drop()), d.env))), ADMIN_TOKEN, RELAY_POLL_MS: '100', JOB_POLL_MS: '20' });
+    const channel = await json('POST', `${a.url}/admin/channels`, adminHeaders, {
+      name: 'gateway-b',
+      type: 'relay',
+      base_url: `${b.url}/`,
+      secret: keyB.body.key,
+      models: ['imggen-2'],
+      model_mapping: { 'imggen-2': 'imggen-2-ext' },
+      priority: 10,
+    });
+    expect(channel.status).toBe(201);
+    expect(channel.body).toMatchObject({ type: 'relay', has_secret: true, base_url: b.url });
+    expect(JSON.stringify(channel.body)).not.toContain(keyB.body.key);
+
+    const userA = await json('POST', `${a.url}/admin/users`, adminHeaders, { name: 'caller', balance: 5 });
+    const keyA = await json('POST', `${a.url}/admin/keys`, adminHeaders, { user_id: userA.body.id, unlimited: true });
+    const auth = { authorization: `Bearer ${keyA.body.key}` };
+    const submitted = await json('POST', `${a.url}/v1/images/generations`, auth, { model: 'imggen-2', prompt: 'relayed lighthouse', size: '4:3' });
+    expect(submitted.status).toBe(200);
+    const taskId = submitted.body.data[0].task_id;
+
+    let record: any;
+    for (let i = 0; i < 150; i++) {
+      record = (await json('GET', `${a.url}/v1/tasks/${taskId}`, auth)).body.data;
+      if (record.status === 'completed' || record.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(record.status).toBe('completed');
+    const link: string = record.result.images[0].url[0];
+    expect(link.startsWith(`${b.url}/files/`)).toBe(true);
+    const file = await request(link);
+    const meta = await sharp(Buffer.from(await file.body.arrayBuffer())).metadata();
+    expect([meta.width, meta.height]).toEqual([1024, 768]);
+
+    // B ran the task for A's account there, under the mapped model name.
+    const bBalance = await json('GET', `${b.url}/v1/user/balance`, { authorization: `Bearer ${keyB.body.key}` });
+    expect(bBalance.body.used_balance).toBeCloseTo(0.02);
+  }, 90_000);
+
+  it('a relay channel needs a base_url; secrets never appear in listings', async () => {
+    const t = await createTestApp();
+    try {
+      const bad = await t.app.inject({ method: 'POST', url: '/admin/channels', headers: adminHeaders, payload: { name: 'x', type: 'relay', models: ['imggen-2'] } });
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json().error.message).toContain('base_url');
+      const unknownType = await t.app.inject({ method: 'POST', url: '/admin/channels', headers: adminHeaders, payload: { name: 'x', type: 'ftp', models: [] } });
+      expect(unknownType.statusCode).toBe(400);
+      await t.app.inject({ method: 'POST', url: '/admin/channels', headers: adminHeaders, payload: { name: 'x', type: 'relay', base_url: 'http://127.0.0.1:9', secret: 'sk-secret-upstream', models: ['imggen-2'] } });
+      const list = await t.app.inject({ method: 'GET', url: '/admin/channels', headers: adminHeaders });
+      expect(list.json().data.map((c: any) => c.type).sort()).toEqual(['relay', 'simulator']);
+      expect(list.body).not.toContain('sk-secret-upstream');
+    } finally {
+      await t.close();
+    }
+  });
+});
