@@ -20,6 +20,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 function toApiError(error: FastifyError, bodyLimit: number): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (error.validation) {
+    const first = error.validation[0];
+    if (error.validationContext === 'body' && first?.instancePath === '' && first.keyword === 'type') {
+      return new ApiError(400, 'invalid_request_error', 'Request body must be a JSON object (content-type: application/json)');
+    }
     return new ApiError(400, 'invalid_request_error', error.message.replace(/^body\//, ''));
   }
   switch (error.code) {

@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, seedAccount, type TestApp } from './harness.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+describe('health, metrics, documentation, request ids', () => {
+  it('/healthz and /readyz (which checks the database) answer 200', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
+    expect((await t.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready' });
+  });
+
+  it('/metrics counts requests by route and status, with a latency histogram', async () => {
+    const account = await seedAccount(t.ctx, 1);
+    await t.app.inject({ method: 'GET', url: '/v1/balance', headers: account.auth });
+    const res = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(res.headers['content-type']).toContain('text/plain');
+    expect(res.body).toMatch(/gateway_http_requests_total\{method="GET",route="\/v1\/balance",status="200"\} \d+/);
+    expect(res.body).toContain('gateway_http_request_duration_seconds_bucket');
+  });
+
+  it('/openapi.json is OpenAPI 3.1 with the routes and their schemas', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(doc.openapi).toBe('3.1.0');
+    for (const path of ['/v1/balance', '/balance', '/v1/user/balance', '/user/balance', '/v1/images/generations', '/v1/videos/generations', '/v1/tasks/{id}', '/admin/users', '/admin/keys', '/admin/channels']) {
+      expect(Object.keys(doc.paths)).toContain(path);
+    }
+    expect(doc.paths['/v1/balance'].get.responses['200'].content['application/json'].schema.properties).toHaveProperty('unlimited_quota');
+    expect(doc.paths['/v1/images/generations'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('n');
+  });
+
+  it('/docs serves an interactive page with no external CDN', async () => {
+    let res = await t.app.inject({ method: 'GET', url: '/docs' });
+    if (res.statusCode >= 300 && res.statusCode < 400) res = await t.app.inject({ method: 'GET', url: String(res.headers.location) });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/html');
+    expect(res.body).not.toMatch(/(src|href)="https?:\/\//);
+  });
+
+  it('every response carries x-request-id; a valid incoming one is echoed', async () => {
+    const fresh = await t.app.inject({ method: 'GET', url: '/healthz' });
+    expect(fresh.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const echoed = await t.app.inject({ method: 'GET', url: '/nope', headers: { 'x-request-id': 'trace-42' } });
+    expect(echoed.headers['x-request-id']).toBe('trace-42');
+    const junk = await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(junk.headers['x-request-id']).not.toBe('bad id with spaces');
+  });
+});
