@@ -56,6 +56,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     allowedHeaders: ['Authorization', 'Content-Type', 'x-api-key', 'vendor-version', 'x-request-id'],
     exposedHeaders: ['x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
     maxAge: 86400,
+    // A bare OPTIONS (no preflight headers) gets the same 204 instead of a plain-text 400.
+    strictPreflight: false,
   });
 
   await app.register(swagger, {
