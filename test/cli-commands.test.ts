@@ -1,0 +1,55 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backendName, freshDatabase, type TestDatabase } from './harness.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await freshDatabase();
+});
+afterAll(() => database.drop());
+
+function gateway(...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['bin/gateway.js', ...args], { cwd: ROOT, env: { ...process.env, ...database.env, LOG_LEVEL: 'silent' } }, (err, stdout, stderr) => {
+      const text = stdout.trim() || stderr.trim();
+      let json: any;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code: err ? Number((err as any).code ?? 1) : 0, json, stderr });
+    });
+  });
+}
+
+describe(`the gateway command prints JSON [${backendName}]`, () => {
+  it('users, keys, channels and the ledger audit', async () => {
+    expect((await gateway('migrate')).json).toHaveProperty('applied');
+    const user = await gateway('users', 'create', '--name', 'cli-user', '--balance', '2');
+    expect(user.json).toMatchObject({ name: 'cli-user', balance: 2 });
+    const id = user.json.id;
+    expect((await gateway('users', 'list')).json.map((u: any) => u.id)).toContain(id);
+    expect((await gateway('users', 'topup', id, '--amount', '1')).json.balance).toBe(3);
+    const key = await gateway('keys', 'create', '--user', id, '--quota', '1', '--rpm', '30');
+    expect(key.json).toMatchObject({ user_id: id, quota: 1, rate_limit_rpm: 30, unlimited: false });
+    expect(key.json.key).toMatch(/^sk-gw-/);
+    expect((await gateway('keys', 'list', '--user', id)).json).toHaveLength(1);
+    expect((await gateway('keys', 'update', key.json.id, '--status', 'disabled')).json.status).toBe('disabled');
+    expect((await gateway('keys', 'delete', key.json.id)).json).toEqual({ id: key.json.id, deleted: true });
+    const channel = await gateway('channels', 'create', '--name', 'b', '--type', 'relay', '--base-url', 'http://127.0.0.1:9', '--models', 'imggen-2,imgpro-3-preview', '--mapping', 'imggen-2=imggen-2-ext');
+    expect(channel.json).toMatchObject({ type: 'relay', models: ['imggen-2', 'imgpro-3-preview'], model_mapping: { 'imggen-2': 'imggen-2-ext' } });
+    expect((await gateway('ledger', 'audit')).json).toEqual({ balanced: true, mismatches: [] });
+  }, 60_000);
+
+  it('a bad command exits 1 with a JSON error', async () => {
+    const bad = await gateway('users', 'explode');
+    expect(bad.code).toBe(1);
+    expect(bad.json.error).toMatchObject({ code: 400, type: 'invalid_request_error' });
+    const missing = await gateway('keys', 'create', '--unlimited');
+    expect(missing.code).toBe(1);
+    expect(missing.json.error.message).toContain('--user');
+  }, 30_000);
+});

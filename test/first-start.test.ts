@@ -1,0 +1,69 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { request } from 'undici';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, startGateway, stopAllGateways } from './support/gateway-process.ts';
+
+// What a newcomer sees: `npm start` on an empty database prints a key that works at once.
+
+afterAll(() => stopAllGateways());
+
+const tempDb = () => `sqlite:${path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-start-')), 'gateway.db')}`;
+const demoKey = (output: string) => /sk-gw-[A-Za-z0-9_-]{20,}/.exec(output)?.[0];
+
+async function waitForKey(gateway: { output(): string }) {
+  for (let i = 0; i < 100 && !demoKey(gateway.output()); i++) await new Promise((r) => setTimeout(r, 50));
+  return demoKey(gateway.output());
+}
+
+describe('first start', () => {
+  it('prints a demo key once; the README curl for /v1/balance works with it', async () => {
+    const DATABASE_URL = tempDb();
+    const first = await startGateway({ DATABASE_URL, GATEWAY_DEMO: '', NODE_ENV: '' });
+    const key = await waitForKey(first);
+    expect(key).toBeDefined();
+    expect(first.output()).toContain(`curl -s ${first.url}/v1/balance -H "Authorization: Bearer ${key}"`);
+    const res = await request(`${first.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } });
+    expect(await res.body.json()).toMatchObject({ success: true, unlimited_quota: true });
+    expect(await first.stop('SIGTERM')).toBe(0);
+
+    const second = await startGateway({ DATABASE_URL, GATEWAY_DEMO: '', NODE_ENV: '' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(demoKey(second.output())).toBeUndefined();
+  }, 60_000);
+
+  it('makes no demo account in production', async () => {
+    const gateway = await startGateway({ DATABASE_URL: tempDb(), GATEWAY_DEMO: '', NODE_ENV: 'production' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(demoKey(gateway.output())).toBeUndefined();
+  }, 30_000);
+
+  it.each([
+    ['PORT', 'abc'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['BILLING_UNIT', 'eur'],
+    ['REDIS_URL', 'http://x'],
+    ['RATE_LIMIT_RPM', '0'],
+  ])('an invalid %s stops the start with a message naming it', async (name, value) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: path.resolve(import.meta.dirname, '..'),
+      env: { ...process.env, DATABASE_URL: tempDb(), [name]: value },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).not.toBe(0);
+    expect(output).toContain(name);
+  }, 30_000);
+
+  it('SIGTERM stops accepting and exits 0', async () => {
+    const port = await freePort();
+    const gateway = await startGateway({ DATABASE_URL: tempDb(), PORT: String(port) });
+    expect(await gateway.stop('SIGTERM')).toBe(0);
+    await expect(request(`${gateway.url}/healthz`)).rejects.toThrow();
+  }, 30_000);
+});
