@@ -7,6 +7,15 @@ import type { Database } from './types.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/** Runs compiled SQL straight on the driver, skipping Kysely's per-query machinery (hot reads). */
+export type RawReader = (sql: string, params: readonly unknown[]) => Promise<unknown[]>;
+
+const rawReaders = new WeakMap<Kysely<Database>, RawReader>();
+
+export function rawReaderOf(db: Kysely<Database>): RawReader | undefined {
+  return rawReaders.get(db);
+}
+
 export interface Db {
   db: Kysely<Database>;
   dialect: Dialect;
@@ -32,6 +41,28 @@ const pgTypes = {
   },
 };
 
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query afresh; preparing costs more than running a small query, so
+ * statements are kept by their SQL text (a bounded, least-recently-added cache).
+ */
+function withStatementCache(database: SQLite.Database) {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(text: string) {
+      let statement = statements.get(text);
+      if (!statement) {
+        statement = database.prepare(text);
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+}
+
 export function sqlitePath(url: string): string {
   const file = url.replace(/^sqlite:(\/\/)?/, '');
   return file === '' ? ':memory:' : file;
@@ -47,7 +78,10 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     database.pragma('busy_timeout = 5000');
     database.pragma('synchronous = NORMAL');
     database.pragma('foreign_keys = ON');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    const cached = withStatementCache(database);
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });
+    // better-sqlite3 runs synchronously on this thread, so a read needs no connection hand-off.
+    rawReaders.set(db, async (text, params) => cached.prepare(text).all(...params));
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   const pool = new pg.Pool({
@@ -57,6 +91,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     options: options.schema ? `-c search_path=${options.schema}` : undefined,
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  rawReaders.set(db, async (text, params) => (await pool.query(text, params as unknown[])).rows);
   return { db, dialect: 'postgres', schema: options.schema ?? schemaFromUrl(url), close: () => db.destroy() };
 }
 

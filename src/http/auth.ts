@@ -37,7 +37,7 @@ export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preHan
       throw unauthorized(`Missing API key: send the header ${where}`);
     }
     const hash = hashKey(token);
-    const key = await ctx.keyCache.lookup(hash);
+    const key = ctx.keyCache.cached(hash) ?? (await ctx.keyCache.lookup(hash));
     if (!key || !sameDigest(key.key_hash, hash)) throw unauthorized('Invalid API key');
     if (key.status === 'disabled') throw unauthorized('This API key is disabled');
     if (key.status === 'deleted' && !options.allowDeleted) throw unauthorized('This API key has been deleted');
@@ -50,10 +50,10 @@ async function enforceRateLimit(ctx: AppContext, key: CachedKey, reply: FastifyR
   const limit = key.rate_limit_rpm ?? ctx.config.rateLimitRpm;
   let decision;
   try {
-    decision = await ctx.rateLimiter.hit(key.id, limit);
+    decision = ctx.rateLimiter.hitNow?.(key.id, limit) ?? (await ctx.rateLimiter.hit(key.id, limit));
   } catch (err) {
     // A limiter outage must not take the paid API down with it: let the request through, loudly.
-    request.log.warn({ err }, 'rate limiter unavailable; request allowed');
+    request.log.warn({ err, reqId: request.id }, 'rate limiter unavailable; request allowed');
     return;
   }
   const resetSeconds = Math.max(1, Math.ceil(decision.resetMs / 1000));

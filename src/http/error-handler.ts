@@ -46,7 +46,7 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
     const apiError = toApiError(error, bodyLimit);
     if (apiError) return sendError(request, reply, apiError);
     // A bug or an unexpected failure: log everything, tell the caller nothing but the request id.
-    request.log.error({ err: error }, 'unhandled error');
+    request.log.error({ err: error, reqId: request.id, method: request.method, url: request.url }, 'unhandled error');
     const hidden = new ApiError(500, 'server_error', `Internal server error (request id ${request.id})`);
     return sendError(request, reply, hidden);
   });

@@ -27,9 +27,15 @@ export class KeyCache {
     private readonly publisher?: Redis,
   ) {}
 
-  async lookup(hash: string): Promise<CachedKey | undefined> {
+  /** The cached entry, without touching the database (the hot path needs no promise for a hit). */
+  cached(hash: string): CachedKey | undefined {
     const hit = this.entries.get(hash);
-    if (hit && Date.now() - hit.at < TTL_MS) return hit.key;
+    return hit && Date.now() - hit.at < TTL_MS ? hit.key : undefined;
+  }
+
+  async lookup(hash: string): Promise<CachedKey | undefined> {
+    const hit = this.cached(hash);
+    if (hit) return hit;
     const row = await findKeyByHash(this.db, hash);
     if (!row) return undefined;
     const key: CachedKey = {

@@ -17,6 +17,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  // prom-client hashes label objects on every call; the labelled children are kept instead.
+  private children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const id = `${method} ${status} ${route}`;
+    let child = this.children.get(id);
+    if (!child) {
+      child = { count: this.requests.labels(method, route, String(status)), time: this.latency.labels(method, route) };
+      this.children.set(id, child);
+    }
+    child.count.inc();
+    child.time.observe(seconds);
+  }
+
   collectProcessMetrics(): void {
     collectDefaultMetrics({ register: this.registry, prefix: 'gateway_' });
   }

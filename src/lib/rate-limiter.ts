@@ -13,6 +13,8 @@ export interface RateDecision {
 
 export interface RateLimiter {
   hit(key: string, limit: number): Promise<RateDecision>;
+  /** Limiters that decide in memory answer at once. */
+  hitNow?(key: string, limit: number): RateDecision;
   close(): void;
 }
 
@@ -32,6 +34,10 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   async hit(key: string, limit: number): Promise<RateDecision> {
+    return this.hitNow(key, limit);
+  }
+
+  hitNow(key: string, limit: number): RateDecision {
     const now = Date.now();
     const start = now - (now % this.windowMs);
     let window = this.windows.get(key);

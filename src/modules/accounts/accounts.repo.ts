@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, User } from '../../db/types.ts';
+import { preparedQuery } from '../../db/prepared.ts';
 
 export async function insertUser(db: Kysely<Database>, user: { id: string; name: string; now: number }): Promise<void> {
   await db
@@ -24,12 +25,13 @@ export async function countUsers(db: Kysely<Database>): Promise<number> {
 }
 
 // The account's remaining and used quota are read separately, as SPEC 4.2 distinguishes their failures.
+const quotaOf = preparedQuery((db, id: string) => db.selectFrom('users').select('balance').where('id', '=', id));
+const usedOf = preparedQuery((db, id: string) => db.selectFrom('users').select('used').where('id', '=', id));
+
 export async function readUserQuota(db: Kysely<Database>, id: string): Promise<number | undefined> {
-  const row = await db.selectFrom('users').select('balance').where('id', '=', id).executeTakeFirst();
-  return row?.balance;
+  return (await quotaOf(db, id))[0]?.balance;
 }
 
 export async function readUserUsedQuota(db: Kysely<Database>, id: string): Promise<number | undefined> {
-  const row = await db.selectFrom('users').select('used').where('id', '=', id).executeTakeFirst();
-  return row?.used;
+  return (await usedOf(db, id))[0]?.used;
 }

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import { toBalance, toCredits } from '../../lib/money.ts';
 import { readUserQuota, readUserUsedQuota } from '../accounts/accounts.repo.ts';
-import { getKey } from '../accounts/keys.repo.ts';
+import { getKeyQuota } from '../accounts/keys.repo.ts';
 import type { KeyBalance, UserBalance } from './balance.schemas.ts';
 
 type Ctx = Pick<AppContext, 'db' | 'config' | 'logger'>;
@@ -15,7 +15,7 @@ export const MESSAGES = {
 
 // The key row is read fresh (not from the auth cache) so the numbers are never stale.
 export async function keyBalance(ctx: Ctx, keyId: string): Promise<KeyBalance> {
-  const key = await getKey(ctx.db, keyId);
+  const key = await getKeyQuota(ctx.db, keyId);
   if (!key) return { success: false, message: MESSAGES.keyNotFound };
   if (key.status === 'deleted') return { success: false, message: MESSAGES.keyDeleted };
   const used = { used_balance: toBalance(key.quota_used, ctx.config), used_credits: toCredits(key.quota_used, ctx.config) };

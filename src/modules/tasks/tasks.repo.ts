@@ -1,5 +1,6 @@
 import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { Database, Task, TasksTable, TaskStatus } from '../../db/types.ts';
+import { preparedQuery } from '../../db/prepared.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -7,8 +8,10 @@ export async function insertTask(db: Executor, task: Task): Promise<void> {
   await db.insertInto('tasks').values(task).execute();
 }
 
-export function getTask(db: Executor, id: string): Promise<Task | undefined> {
-  return db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
+const taskById = preparedQuery((db, id: string) => db.selectFrom('tasks').selectAll().where('id', '=', id));
+
+export async function getTask(db: Executor, id: string): Promise<Task | undefined> {
+  return (await taskById(db, id))[0];
 }
 
 /**

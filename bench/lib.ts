@@ -1,0 +1,94 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { request } from 'undici';
+
+// Servers run pinned to core 0 and this load generator to core 1 (when taskset exists), so the two
+// never compete for a core. Every child is killed on exit; every run is bounded in time.
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+export const ADMIN = 'bench-admin-token-0123456789';
+const hasTaskset = spawnSync('which', ['taskset']).status === 0;
+const children: ChildProcess[] = [];
+
+process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(1));
+
+export function pinSelf(): void {
+  if (hasTaskset) spawnSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
+}
+
+let nextPort = 19000 + Math.floor(Math.random() * 1000);
+
+export async function startServer(entry: string, env: Record<string, string>, health = '/healthz'): Promise<{ url: string; child: ChildProcess }> {
+  const port = nextPort++;
+  const args = ['--import', 'tsx', entry];
+  const command = hasTaskset ? 'taskset' : process.execPath;
+  const child = spawn(command, hasTaskset ? ['-c', '0', process.execPath, ...args] : args, {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', GATEWAY_DEMO: '0', HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(child);
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    try {
+      const res = await request(`${url}${health}`);
+      await res.body.dump();
+      if (res.statusCode < 500) return { url, child };
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${entry} did not start`);
+}
+
+export function tempSqlite(): string {
+  return `sqlite:${path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-')), 'gateway.db')}`;
+}
+
+export async function json(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body?: unknown) {
+  const res = await request(url, { method, headers: { ...headers, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+  return (await res.body.json()) as any;
+}
+
+/** An account with plenty of money and an unlimited key with no practical rate limit. */
+export async function benchKey(url: string): Promise<string> {
+  const admin = { authorization: `Bearer ${ADMIN}` };
+  const user = await json('POST', `${url}/admin/users`, admin, { name: 'bench', balance: 1_000_000 });
+  const key = await json('POST', `${url}/admin/keys`, admin, { user_id: user.id, unlimited: true, rate_limit_rpm: 10_000_000 });
+  return key.key;
+}
+
+export interface Measured {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+export async function load(name: string, options: autocannon.Options): Promise<Measured> {
+  // A short warm-up so the JIT and the caches are hot before the measured run.
+  await autocannon({ ...options, duration: 2 });
+  const result = await autocannon({ connections: 50, duration: Number(process.env.BENCH_SECONDS ?? 10), ...options });
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts, non2xx: result.non2xx };
+}
+
+export function table(rows: Measured[], baseline?: Measured): string {
+  const lines = ['| target | requests/s | p50 ms | p99 ms | errors | non-2xx |' + (baseline ? ` vs ${baseline.name} |` : ''), '|---|---|---|---|---|---|' + (baseline ? '---|' : '')];
+  for (const r of rows) {
+    const ratio = baseline ? ` ${((r.rps / baseline.rps) * 100).toFixed(0)}% |` : '';
+    lines.push(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |${ratio}`);
+  }
+  return lines.join('\n');
+}
+
+export function machine(): string {
+  const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
+  return `${os.cpus().length} x ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}${hasTaskset ? ', servers on core 0, load on core 1' : ''}`;
+}
