@@ -8,6 +8,7 @@ import type { Pricing } from '../billing/pricing.ts';
 import { debit, InsufficientFunds, refund } from '../billing/ledger.ts';
 import type { ProviderStep } from '../../providers/types.ts';
 import { insertTask, transition } from './tasks.repo.ts';
+import { WriteBatcher } from '../../db/write-batcher.ts';
 
 export interface SubmitInput {
   key: CachedKey;
@@ -26,7 +27,7 @@ export interface SubmitInput {
  * One transaction: hold the quote (402 when the account or the key cannot pay), write the task and
  * its dispatch job. Either all of it happens or none of it does.
  */
-export async function submitTask(db: Kysely<Database>, input: SubmitInput): Promise<Task> {
+export async function submitTask(db: Kysely<Database> | WriteBatcher, input: SubmitInput): Promise<Task> {
   const now = Date.now();
   const status = input.initialStatus ?? 'submitted';
   const task: Task = {
@@ -55,7 +56,10 @@ export async function submitTask(db: Kysely<Database>, input: SubmitInput): Prom
     updated_at: now,
   };
   try {
-    await db.transaction().execute(async (trx) => {
+    // The conditional debit comes last, so a contended account row stays locked only briefly.
+    const write = async (trx: Transaction<Database>) => {
+      await insertTask(trx, task);
+      await enqueue(trx, { kind: 'dispatch', taskId: task.id });
       await debit(trx, 'hold', {
         userId: task.user_id,
         keyId: task.key_id,
@@ -63,9 +67,8 @@ export async function submitTask(db: Kysely<Database>, input: SubmitInput): Prom
         amount: input.holdUnits,
         ref: task.id,
       });
-      await insertTask(trx, task);
-      await enqueue(trx, { kind: 'dispatch', taskId: task.id });
-    });
+    };
+    await (db instanceof WriteBatcher ? db.run(write) : db.transaction().execute(write));
   } catch (err) {
     if (err instanceof InsufficientFunds) {
       throw paymentRequired(err.payer === 'account' ? 'Insufficient account balance for this task' : 'Insufficient quota on this API key for this task');
