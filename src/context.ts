@@ -9,7 +9,7 @@ import { KeyCache } from './lib/key-cache.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
 import { connectRedis } from './lib/redis.ts';
 import { Metrics } from './lib/metrics.ts';
-import { WriteBatcher } from './db/write-batcher.ts';
+import { SubmitBatcher } from './modules/tasks/submit-batcher.ts';
 import { FileSigner, fileSigningSecret } from './blobs/signed-urls.ts';
 import { RenderCache } from './blobs/render-cache.ts';
 import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
@@ -28,8 +28,8 @@ export interface AppContext {
   logger: Logger;
   metrics: Metrics;
   pricing: Pricing;
-  /** Group commit for task submits (see db/write-batcher.ts). */
-  writes: WriteBatcher;
+  /** Group commit for task submits (see modules/tasks/submit-batcher.ts). */
+  submits: SubmitBatcher;
   channels: ChannelRouter;
   files: { signer: FileSigner; cache: RenderCache };
   providerFor(type: string): TaskProvider | undefined;
@@ -68,7 +68,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     logger,
     metrics: new Metrics(),
     pricing,
-    writes: new WriteBatcher(db, dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.dbPoolSize / 2))),
+    submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.dbPoolSize / 2))),
     channels: new ChannelRouter(db),
     files: { signer, cache: new RenderCache(config.filesDir) },
     providerFor: providers,

@@ -80,9 +80,20 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     database.pragma('foreign_keys = ON');
     const cached = withStatementCache(database);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });
-    // better-sqlite3 runs synchronously on this thread, so a read needs no connection hand-off.
-    rawReaders.set(db, async (text, params) => cached.prepare(text).all(...params));
-    return { db, dialect: 'sqlite', close: () => db.destroy() };
+    // Hot reads go to a second, read-only connection: they never wait behind a write transaction,
+    // and never see one that has not committed (WAL gives readers the last committed state).
+    const reader = file === ':memory:' ? undefined : new SQLite(file, { readonly: true });
+    reader?.pragma('busy_timeout = 5000');
+    const reads = reader ? withStatementCache(reader) : cached;
+    rawReaders.set(db, async (text, params) => reads.prepare(text).all(...params));
+    return {
+      db,
+      dialect: 'sqlite',
+      close: async () => {
+        await db.destroy();
+        reader?.close();
+      },
+    };
   }
   const pool = new pg.Pool({
     connectionString: url,

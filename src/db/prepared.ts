@@ -20,3 +20,28 @@ export function preparedQuery<Row, Params extends unknown[]>(build: (db: Kysely<
     return (await db.executeQuery(CompiledQuery.raw(text, params) as CompiledQuery<Row>)).rows;
   };
 }
+
+const dialects = new WeakMap<object, 'postgres' | 'sqlite'>();
+
+/** Which SQL flavour a Kysely instance (or transaction) compiles to, found once per instance. */
+function flavourOf(db: Kysely<Database>): 'postgres' | 'sqlite' {
+  let flavour = dialects.get(db);
+  if (!flavour) {
+    flavour = db.selectFrom('meta').select('name').where('name', '=', '').compile().sql.includes('$1') ? 'postgres' : 'sqlite';
+    dialects.set(db, flavour);
+  }
+  return flavour;
+}
+
+/**
+ * A statement for a hot write path, compiled once per SQL flavour and run through Kysely (so it
+ * joins the caller's transaction). `params` must follow the order the builder used.
+ */
+export function compiledStatement(build: (db: Kysely<Database>) => Compilable<unknown>) {
+  const texts: Partial<Record<'postgres' | 'sqlite', string>> = {};
+  return async (db: Kysely<Database>, params: unknown[]) => {
+    const flavour = flavourOf(db);
+    const text = (texts[flavour] ??= build(db).compile().sql);
+    return db.executeQuery(CompiledQuery.raw(text, params));
+  };
+}

@@ -15,6 +15,12 @@ export async function enqueue(db: Executor, job: { kind: JobKind; taskId: string
     .execute();
 }
 
+export async function enqueueMany(db: Executor, jobs: { kind: JobKind; taskId: string; runAt: number }[]): Promise<void> {
+  const now = Date.now();
+  const rows = jobs.map((job) => ({ kind: job.kind, task_id: job.taskId, run_at: job.runAt, attempts: 0, created_at: now }));
+  for (let i = 0; i < rows.length; i += 1000) await db.insertInto('jobs').values(rows.slice(i, i + 1000)).execute();
+}
+
 /** Leases up to `limit` due jobs to `owner`. On Postgres, SKIP LOCKED lets many claimers run at once. */
 export async function claim(db: Kysely<Database>, dialect: Dialect, owner: string, limit: number, leaseMs: number): Promise<Job[]> {
   const now = Date.now();

@@ -1,5 +1,6 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, LedgerKind } from '../../db/types.ts';
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import { compiledStatement } from '../../db/prepared.ts';
+import type { Database, LedgerKind, LedgerTable } from '../../db/types.ts';
 
 // The only code that changes balances. Each function writes the ledger row in the same transaction
 // as the balance columns, and every debit is one conditional UPDATE per row it touches, so parallel
@@ -28,59 +29,97 @@ function assertAmount(amount: number): void {
   if (!Number.isSafeInteger(amount) || amount < 0) throw new Error(`ledger amount must be a non-negative integer: ${amount}`);
 }
 
-async function writeRow(
-  db: Executor,
-  kind: LedgerKind,
-  m: Movement,
-  deltas: { balance: number; used: number; keyRemain: number; keyUsed: number },
-): Promise<void> {
-  await db
-    .insertInto('ledger')
-    .values({
-      user_id: m.userId,
-      key_id: m.keyId ?? null,
-      kind,
-      balance_delta: deltas.balance,
-      used_delta: deltas.used,
-      key_remain_delta: deltas.keyRemain,
-      key_used_delta: deltas.keyUsed,
-      ref: m.ref ?? null,
-      note: m.note ?? null,
-      created_at: Date.now(),
-    })
-    .execute();
+type Deltas = { balance: number; used: number; keyRemain: number; keyUsed: number };
+
+function ledgerRow(kind: LedgerKind, m: Movement, now: number, deltas: Deltas): Insertable<LedgerTable> {
+  return {
+    user_id: m.userId,
+    key_id: m.keyId ?? null,
+    kind,
+    balance_delta: deltas.balance,
+    used_delta: deltas.used,
+    key_remain_delta: deltas.keyRemain,
+    key_used_delta: deltas.keyUsed,
+    ref: m.ref ?? null,
+    note: m.note ?? null,
+    created_at: now,
+  };
+}
+
+async function writeRow(db: Executor, kind: LedgerKind, m: Movement, deltas: Deltas): Promise<void> {
+  await db.insertInto('ledger').values(ledgerRow(kind, m, Date.now(), deltas)).execute();
+}
+
+const takeFromAccount = compiledStatement((db) =>
+  db
+    .updateTable('users')
+    .set((eb) => ({ balance: eb('balance', '-', 0), used: eb('used', '+', 0), updated_at: 0 }))
+    .where('id', '=', '')
+    .where('balance', '>=', 0),
+);
+const giveBackToAccount = compiledStatement((db) =>
+  db
+    .updateTable('users')
+    .set((eb) => ({ balance: eb('balance', '+', 0), used: eb('used', '-', 0), updated_at: 0 }))
+    .where('id', '=', ''),
+);
+const takeFromLimitedKey = compiledStatement((db) =>
+  db
+    .updateTable('api_keys')
+    .set((eb) => ({ quota_used: eb('quota_used', '+', 0), quota_remain: eb('quota_remain', '-', 0) }))
+    .where('id', '=', '')
+    .where('quota_remain', '>=', 0),
+);
+const countOnKey = compiledStatement((db) =>
+  db
+    .updateTable('api_keys')
+    .set((eb) => ({ quota_used: eb('quota_used', '+', 0) }))
+    .where('id', '=', ''),
+);
+
+/**
+ * Takes money from each movement's account (and its key's quota when limited), each conditional on
+ * its own, and writes the ledger rows of those that could pay in one INSERT. Returns, per movement,
+ * undefined when it was paid or the InsufficientFunds that stopped it.
+ */
+export async function debitMany(
+  trx: Transaction<Database>,
+  kind: 'hold' | 'charge',
+  movements: Movement[],
+): Promise<(InsufficientFunds | undefined)[]> {
+  const now = Date.now();
+  const outcomes: (InsufficientFunds | undefined)[] = [];
+  const rows: Insertable<LedgerTable>[] = [];
+  for (const m of movements) {
+    assertAmount(m.amount);
+    const account = await takeFromAccount(trx, [m.amount, m.amount, now, m.userId, m.amount]);
+    if (account.numAffectedRows === 0n) {
+      outcomes.push(new InsufficientFunds('account'));
+      continue;
+    }
+    const limited = Boolean(m.keyId && m.keyLimited);
+    if (m.keyId) {
+      const key = limited
+        ? await takeFromLimitedKey(trx, [m.amount, m.amount, m.keyId, m.amount])
+        : await countOnKey(trx, [m.amount, m.keyId]);
+      if (key.numAffectedRows === 0n) {
+        // The key cannot pay: undo this movement's account debit; nothing of it reaches the ledger.
+        await giveBackToAccount(trx, [m.amount, m.amount, now, m.userId]);
+        outcomes.push(new InsufficientFunds('key'));
+        continue;
+      }
+    }
+    outcomes.push(undefined);
+    rows.push(ledgerRow(kind, m, now, { balance: -m.amount, used: m.amount, keyRemain: limited ? -m.amount : 0, keyUsed: m.keyId ? m.amount : 0 }));
+  }
+  for (let i = 0; i < rows.length; i += 500) await trx.insertInto('ledger').values(rows.slice(i, i + 500)).execute();
+  return outcomes;
 }
 
 /** Takes money from the account (and the key's quota when limited). Throws InsufficientFunds. */
 export async function debit(trx: Transaction<Database>, kind: 'hold' | 'charge', m: Movement): Promise<void> {
-  assertAmount(m.amount);
-  const now = Date.now();
-  const account = await trx
-    .updateTable('users')
-    .set((eb) => ({ balance: eb('balance', '-', m.amount), used: eb('used', '+', m.amount), updated_at: now }))
-    .where('id', '=', m.userId)
-    .where('balance', '>=', m.amount)
-    .executeTakeFirst();
-  if (account.numUpdatedRows === 0n) throw new InsufficientFunds('account');
-  const limited = Boolean(m.keyId && m.keyLimited);
-  if (m.keyId) {
-    let update = trx
-      .updateTable('api_keys')
-      .set((eb) => ({
-        quota_used: eb('quota_used', '+', m.amount),
-        ...(limited ? { quota_remain: eb('quota_remain', '-', m.amount) } : {}),
-      }))
-      .where('id', '=', m.keyId);
-    if (limited) update = update.where('quota_remain', '>=', m.amount);
-    const key = await update.executeTakeFirst();
-    if (key.numUpdatedRows === 0n) throw new InsufficientFunds('key');
-  }
-  await writeRow(trx, kind, m, {
-    balance: -m.amount,
-    used: m.amount,
-    keyRemain: limited ? -m.amount : 0,
-    keyUsed: m.keyId ? m.amount : 0,
-  });
+  const [failure] = await debitMany(trx, kind, [m]);
+  if (failure) throw failure;
 }
 
 /** Gives back (part of) an earlier debit: the reverse of `debit`, never conditional. */

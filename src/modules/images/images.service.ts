@@ -9,7 +9,7 @@ import type { ImageRequest, SubmitReceipt } from './images.schemas.ts';
 export async function submitImages(ctx: AppContext, key: CachedKey, body: ImageRequest): Promise<SubmitReceipt> {
   const params = normalizeImageRequest(body);
   if (!(await ctx.channels.pick(params.model))) throw serviceUnavailable(`No upstream serves ${params.model} right now`);
-  const task = await submitTask(ctx.writes, {
+  const task = await submitTask(ctx.submits, {
     key,
     kind: 'image',
     model: params.model,

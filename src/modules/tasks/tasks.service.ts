@@ -3,12 +3,11 @@ import type { Database, Task, TaskKind } from '../../db/types.ts';
 import { paymentRequired } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
-import { enqueue } from '../../jobs/jobs.repo.ts';
 import type { Pricing } from '../billing/pricing.ts';
-import { debit, InsufficientFunds, refund } from '../billing/ledger.ts';
+import { InsufficientFunds, refund } from '../billing/ledger.ts';
 import type { ProviderStep } from '../../providers/types.ts';
-import { insertTask, transition } from './tasks.repo.ts';
-import { WriteBatcher } from '../../db/write-batcher.ts';
+import { transition } from './tasks.repo.ts';
+import { SubmitBatcher, writeSubmits } from './submit-batcher.ts';
 
 export interface SubmitInput {
   key: CachedKey;
@@ -27,7 +26,7 @@ export interface SubmitInput {
  * One transaction: hold the quote (402 when the account or the key cannot pay), write the task and
  * its dispatch job. Either all of it happens or none of it does.
  */
-export async function submitTask(db: Kysely<Database> | WriteBatcher, input: SubmitInput): Promise<Task> {
+export async function submitTask(db: Kysely<Database> | SubmitBatcher, input: SubmitInput): Promise<Task> {
   const now = Date.now();
   const status = input.initialStatus ?? 'submitted';
   const task: Task = {
@@ -56,19 +55,12 @@ export async function submitTask(db: Kysely<Database> | WriteBatcher, input: Sub
     updated_at: now,
   };
   try {
-    // The conditional debit comes last, so a contended account row stays locked only briefly.
-    const write = async (trx: Transaction<Database>) => {
-      await insertTask(trx, task);
-      await enqueue(trx, { kind: 'dispatch', taskId: task.id });
-      await debit(trx, 'hold', {
-        userId: task.user_id,
-        keyId: task.key_id,
-        keyLimited: task.key_limited === 1,
-        amount: input.holdUnits,
-        ref: task.id,
-      });
-    };
-    await (db instanceof WriteBatcher ? db.run(write) : db.transaction().execute(write));
+    if (db instanceof SubmitBatcher) {
+      await db.submit(task);
+    } else {
+      const [failure] = await db.transaction().execute((trx) => writeSubmits(trx, [task]));
+      if (failure) throw failure;
+    }
   } catch (err) {
     if (err instanceof InsufficientFunds) {
       throw paymentRequired(err.payer === 'account' ? 'Insufficient account balance for this task' : 'Insufficient quota on this API key for this task');

@@ -12,7 +12,7 @@ export async function submitVideo(ctx: AppContext, key: CachedKey, body: VideoRe
   // Asset URLs name reviewed avatar assets; until an account has any, every reference is unknown.
   if (assetIds.length > 0) throw badRequest(`asset://${assetIds[0]} is not an asset of this account`);
   if (!(await ctx.channels.pick(params.model))) throw serviceUnavailable(`No upstream serves ${params.model} right now`);
-  const task = await submitTask(ctx.writes, {
+  const task = await submitTask(ctx.submits, {
     key,
     kind: 'video',
     model: params.model,
