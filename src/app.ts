@@ -15,6 +15,7 @@ import { imagesRoutes } from './modules/images/images.routes.ts';
 import { videosRoutes } from './modules/videos/videos.routes.ts';
 import { tasksRoutes } from './modules/tasks/tasks.routes.ts';
 import { filesRoutes } from './blobs/files.routes.ts';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -84,5 +85,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(videosRoutes(ctx));
   await app.register(tasksRoutes(ctx));
   await app.register(filesRoutes(ctx));
+  await app.register(webhooksRoutes(ctx));
   return app;
 }

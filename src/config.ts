@@ -31,6 +31,16 @@ export interface Config {
   filesDir: string;
   relayPollMs: number;
   upstreamTimeoutMs: number;
+  webhook: {
+    /** Tests and private deployments only: let callbacks reach private and loopback addresses. */
+    allowPrivate: boolean;
+    /** Allowed ports; `*` allows any. */
+    ports: number[] | '*';
+    retryDelaysMs: number[];
+    timeoutMs: number;
+    /** Hosts that are this service (besides PUBLIC_BASE_URL's): never a callback target. */
+    ownHosts: string[];
+  };
 }
 
 export class ConfigError extends Error {
@@ -71,6 +81,24 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
   if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function seconds(env: Env, name: string, fallback: number[]): number[] {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback.map((s) => s * 1000);
+  const parts = raw.split(',').map((p) => p.trim());
+  if (parts.some((p) => !/^\d+(\.\d+)?$/.test(p))) throw new ConfigError(name, `must be seconds separated by commas, got "${raw}"`);
+  return parts.map((p) => Math.round(Number(p) * 1000));
+}
+
+function ports(env: Env, name: string): number[] | '*' {
+  const raw = str(env, name, '80,443').trim();
+  if (raw === '*') return '*';
+  const list = raw.split(',').map((p) => p.trim());
+  if (list.some((p) => !/^\d{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535)) {
+    throw new ConfigError(name, `must be ports separated by commas, or *, got "${raw}"`);
+  }
+  return list.map(Number);
 }
 
 function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
@@ -136,6 +164,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     filesDir: str(env, 'FILES_DIR', './data/files'),
     relayPollMs: int(env, 'RELAY_POLL_MS', 2000, 10, 600_000),
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 30_000, 100, 600_000),
+    webhook: {
+      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      ports: ports(env, 'WEBHOOK_ALLOWED_PORTS'),
+      retryDelaysMs: seconds(env, 'WEBHOOK_RETRY_DELAYS', [10, 30, 60]),
+      timeoutMs: seconds(env, 'WEBHOOK_TIMEOUT', [10])[0]!,
+      ownHosts: str(env, 'WEBHOOK_BLOCKED_HOSTS', '')
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+    },
   };
   return Object.freeze(config);
 }

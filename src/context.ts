@@ -17,6 +17,9 @@ import { ChannelRouter } from './modules/channels/channels.service.ts';
 import { createProviders } from './providers/index.ts';
 import { allModelIds } from './modules/catalog/models.ts';
 import type { TaskProvider } from './providers/types.ts';
+import type { Dispatcher } from 'undici';
+import { safeDispatcher } from './modules/webhooks/safe-dispatcher.ts';
+import { systemResolver, type Resolver } from './modules/webhooks/target.ts';
 
 export interface AppContext {
   config: Readonly<Config>;
@@ -33,6 +36,10 @@ export interface AppContext {
   channels: ChannelRouter;
   files: { signer: FileSigner; cache: RenderCache };
   providerFor(type: string): TaskProvider | undefined;
+  /** Resolves callback hosts (tests inject their own). */
+  resolve: Resolver;
+  /** The connection pool for callbacks: connects only to addresses that passed the rules. */
+  webhookDispatcher: Dispatcher;
   /** Set by the job runner of this process, if it has one: runs newly enqueued jobs at once. */
   wakeWorkers(): void;
   close(): Promise<void>;
@@ -58,7 +65,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   pricing.assertCovers(allModelIds());
   const signer = new FileSigner(await fileSigningSecret(db, config.fileUrlSecret), config.publicBaseUrl);
   const providers = createProviders(config, signer, pricing);
-  return {
+  const ctx: AppContext = {
     config,
     db,
     dialect,
@@ -72,13 +79,18 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     channels: new ChannelRouter(db),
     files: { signer, cache: new RenderCache(config.filesDir) },
     providerFor: providers,
+    resolve: systemResolver,
+    // The lookup goes through ctx.resolve at call time, so an injected resolver applies here too.
+    webhookDispatcher: safeDispatcher((host) => ctx.resolve(host), config.webhook.allowPrivate, config.webhook.timeoutMs),
     wakeWorkers() {},
     async close() {
       keyCache.stop();
       rateLimiter.close();
       subscriber?.disconnect();
       redis?.disconnect();
+      await ctx.webhookDispatcher.close();
       await closeDb();
     },
   };
+  return ctx;
 }

@@ -11,6 +11,8 @@ export interface UsersTable {
   used: number;
   created_at: number;
   updated_at: number;
+  /** Standard Webhooks signing secret (`whsec_...`), made on first use. */
+  webhook_secret: Generated<string | null>;
 }
 
 export type KeyStatus = 'active' | 'disabled' | 'deleted';
@@ -83,6 +85,8 @@ export interface TasksTable {
   deadline_at: number;
   completed_at: number | null;
   updated_at: number;
+  /** Bumped by each operator redelivery; attempts are counted per round. */
+  webhook_round: Generated<number>;
 }
 
 export type JobKind = 'dispatch' | 'poll' | 'deliver';
@@ -116,6 +120,20 @@ export interface ChannelsTable {
   updated_at: number;
 }
 
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  task_id: string;
+  round: number;
+  attempt: number;
+  url: string;
+  at: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  /** delivered | retry | dropped | failed */
+  outcome: string;
+}
+
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -124,6 +142,7 @@ export interface Database {
   tasks: TasksTable;
   jobs: JobsTable;
   channels: ChannelsTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type User = Selectable<UsersTable>;

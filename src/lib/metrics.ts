@@ -17,6 +17,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhooks = new Counter({
+    name: 'gateway_webhook_deliveries_total',
+    help: 'Callback attempts by outcome: delivered, retried, dropped (retries used up), failed (4xx), refused (address rules)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   // prom-client hashes label objects on every call; the labelled children are kept instead.
   private children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
 

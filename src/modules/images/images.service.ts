@@ -4,6 +4,7 @@ import type { CachedKey } from '../../lib/key-cache.ts';
 import { quoteImages } from '../billing/quotes.ts';
 import { normalizeImageRequest } from '../catalog/image-rules.ts';
 import { submitTask } from '../tasks/tasks.service.ts';
+import { acceptWebhook } from '../webhooks/accept.ts';
 import type { ImageRequest, SubmitReceipt } from './images.schemas.ts';
 
 export async function submitImages(ctx: AppContext, key: CachedKey, body: ImageRequest): Promise<SubmitReceipt> {
@@ -15,6 +16,7 @@ export async function submitImages(ctx: AppContext, key: CachedKey, body: ImageR
     model: params.model,
     params: { ...params },
     holdUnits: quoteImages(ctx.pricing, params),
+    webhook: await acceptWebhook(ctx, body.webhook),
     deadlineMs: ctx.config.deadlineMs.image,
   });
   ctx.wakeWorkers();

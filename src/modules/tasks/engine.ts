@@ -1,18 +1,34 @@
 import type { AppContext } from '../../context.ts';
 import { JobRunner } from '../../jobs/runner.ts';
 import { sweepDeadlines, taskHandlers, type TaskEngineDeps } from './task-worker.ts';
+import { enqueue } from '../../jobs/jobs.repo.ts';
+import { deliveryHandler } from '../webhooks/delivery.ts';
 
 const SWEEP_DEADLINES_MS = 1000;
 const SWEEP_FILES_MS = 10 * 60 * 1000;
 
 export function engineDeps(ctx: AppContext): TaskEngineDeps {
-  return { db: ctx.db, logger: ctx.logger, pricing: ctx.pricing, channels: ctx.channels, providerFor: ctx.providerFor };
+  return {
+    db: ctx.db,
+    logger: ctx.logger,
+    pricing: ctx.pricing,
+    channels: ctx.channels,
+    providerFor: ctx.providerFor,
+    // The callback is written with the ending, so a crash between the two loses nothing.
+    async onEnded(trx, task) {
+      if (task.webhook) await enqueue(trx, { kind: 'deliver', taskId: task.id });
+    },
+  };
 }
 
 /** The background half of a process: job workers, the deadline sweeper and the file sweeper. */
 export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise<void> } {
   const deps = engineDeps(ctx);
-  const runner = new JobRunner(ctx.db, ctx.dialect, ctx.logger, taskHandlers(deps), {
+  const handlers = {
+    ...taskHandlers(deps),
+    deliver: deliveryHandler({ db: ctx.db, config: ctx.config, logger: ctx.logger, metrics: ctx.metrics, resolve: (h) => ctx.resolve(h), dispatcher: ctx.webhookDispatcher }),
+  };
+  const runner = new JobRunner(ctx.db, ctx.dialect, ctx.logger, handlers, {
     concurrency: ctx.config.workers,
     pollMs: ctx.config.jobPollMs,
     leaseMs: ctx.config.jobLeaseMs,

@@ -53,6 +53,7 @@ export async function submitTask(db: Kysely<Database> | SubmitBatcher, input: Su
     deadline_at: now + input.deadlineMs,
     completed_at: null,
     updated_at: now,
+    webhook_round: 0,
   };
   try {
     if (db instanceof SubmitBatcher) {

@@ -5,6 +5,7 @@ import { quoteVideo } from '../billing/quotes.ts';
 import { normalizeVideoRequest } from '../catalog/video-rules.ts';
 import type { SubmitReceipt } from '../images/images.schemas.ts';
 import { submitTask } from '../tasks/tasks.service.ts';
+import { acceptWebhook } from '../webhooks/accept.ts';
 import type { VideoRequest } from './videos.schemas.ts';
 
 export async function submitVideo(ctx: AppContext, key: CachedKey, body: VideoRequest): Promise<SubmitReceipt> {
@@ -18,6 +19,7 @@ export async function submitVideo(ctx: AppContext, key: CachedKey, body: VideoRe
     model: params.model,
     params: { ...params },
     holdUnits: quoteVideo(ctx.pricing, params),
+    webhook: await acceptWebhook(ctx, body.webhook),
     deadlineMs: ctx.config.deadlineMs.video,
   });
   ctx.wakeWorkers();

@@ -86,7 +86,8 @@ export function checkAddress(address: string, allowPrivate = false): AddressVerd
   if (family === 6) {
     const v4 = embeddedV4(address);
     if (v4 !== undefined) {
-      if (allowPrivate && (address === '::1' || groups(address).every((x, i) => (i < 7 ? x === 0 : x === 1)))) return { ok: true };
+      const loopback = groups(address).every((x, i) => (i < 7 ? x === 0 : x === 1));
+      if (loopback) return allowPrivate ? { ok: true } : { ok: false, reason: `${address} is the loopback address` };
       const inner = checkAddress(v4, allowPrivate);
       return inner.ok ? inner : { ok: false, reason: `${address} embeds ${v4}, which is not a public address` };
     }

@@ -1,0 +1,76 @@
+import { request, type Dispatcher } from 'undici';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
+import type { Database, Job } from '../../db/types.ts';
+import type { JobHandler, JobOutcome } from '../../jobs/runner.ts';
+import type { Metrics } from '../../lib/metrics.ts';
+import { getTask } from '../tasks/tasks.repo.ts';
+import { taskRecordJson } from '../tasks/task-record.ts';
+import { signatureHeaders } from './signing.ts';
+import { checkTarget, type Resolver } from './target.ts';
+import { attemptsInRound, recordAttempt, signingSecret } from './webhooks.repo.ts';
+
+export interface DeliveryDeps {
+  db: Kysely<Database>;
+  config: Readonly<Config>;
+  logger: Logger;
+  metrics: Metrics;
+  resolve: Resolver;
+  dispatcher: Dispatcher;
+}
+
+const DONE: JobOutcome = { done: true };
+
+type Outcome = 'delivered' | 'retry' | 'dropped' | 'failed' | 'refused';
+
+// SPEC 6.4: a 2xx ends it; a timeout, a connection error, a 5xx (or a 3xx, never followed) is retried
+// after each of the configured delays, then dropped; a 4xx ends it at once.
+function judge(status: number | undefined, attempt: number, maxAttempts: number): Outcome {
+  if (status !== undefined && status >= 200 && status < 300) return 'delivered';
+  if (status !== undefined && status >= 400 && status < 500) return 'failed';
+  return attempt < maxAttempts ? 'retry' : 'dropped';
+}
+
+/** The `deliver` job: one attempt per run; the job reschedules itself for the next one. */
+export function deliveryHandler(deps: DeliveryDeps): JobHandler {
+  const { db, config, metrics } = deps;
+  const delays = config.webhook.retryDelaysMs;
+  return async (job: Job) => {
+    const task = await getTask(db, job.task_id);
+    if (!task?.webhook || (task.status !== 'completed' && task.status !== 'failed')) return DONE;
+    const round = task.webhook_round;
+    const attempt = (await attemptsInRound(db, task.id, round)) + 1;
+    if (attempt > delays.length + 1) return DONE;
+    const record = { task_id: task.id, round, attempt, url: task.webhook, at: Date.now() };
+    // Checked again at every attempt: the address rules may have changed, or the host's DNS.
+    const verdict = await checkTarget(task.webhook, config, deps.resolve);
+    if (!verdict.ok) {
+      await recordAttempt(db, { ...record, status_code: null, error: `refused: ${verdict.reason}`, duration_ms: 0, outcome: 'refused' });
+      metrics.webhooks.inc({ outcome: 'refused' });
+      return DONE;
+    }
+    const body = taskRecordJson(task, config);
+    const secret = (await signingSecret(db, task.user_id)) ?? '';
+    let status: number | undefined;
+    let error: string | null = null;
+    try {
+      const response = await request(verdict.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'generation-gateway-webhooks/1', ...signatureHeaders(secret, `msg_${task.id}`, body) },
+        body,
+        dispatcher: deps.dispatcher,
+        signal: AbortSignal.timeout(config.webhook.timeoutMs),
+      });
+      status = response.statusCode;
+      await response.body.dump().catch(() => undefined);
+    } catch (err) {
+      error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    }
+    const outcome = judge(status, attempt, delays.length + 1);
+    await recordAttempt(db, { ...record, status_code: status ?? null, error, duration_ms: Date.now() - record.at, outcome });
+    metrics.webhooks.inc({ outcome: outcome === 'retry' ? 'retried' : outcome });
+    deps.logger.info({ task: task.id, attempt, status, error, outcome }, 'callback attempt');
+    return outcome === 'retry' ? { retryAt: Date.now() + delays[attempt - 1]! } : DONE;
+  };
+}
