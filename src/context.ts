@@ -10,6 +10,7 @@ import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './lib/rat
 import { connectRedis } from './lib/redis.ts';
 import { Metrics } from './lib/metrics.ts';
 import { SubmitBatcher } from './modules/tasks/submit-batcher.ts';
+import { QuotaSnapshots } from './modules/balance/quota-snapshots.ts';
 import { FileSigner, fileSigningSecret } from './blobs/signed-urls.ts';
 import { RenderCache } from './blobs/render-cache.ts';
 import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
@@ -31,6 +32,8 @@ export interface AppContext {
   logger: Logger;
   metrics: Metrics;
   pricing: Pricing;
+  /** Per-key balance snapshots, dropped after every commit that moves a key's money. */
+  quotas: QuotaSnapshots;
   /** Group commit for task submits (see modules/tasks/submit-batcher.ts). */
   submits: SubmitBatcher;
   channels: ChannelRouter;
@@ -59,7 +62,9 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, 'main') : undefined;
   const subscriber = redis && options.listen !== false ? await connectRedis(config.redisUrl!, 'sub') : undefined;
   const keyCache = new KeyCache(db, config.keyCachePollMs, redis);
+  const quotas = new QuotaSnapshots(db, redis);
   if (options.listen !== false) await keyCache.start(subscriber);
+  if (subscriber) await quotas.listen(subscriber);
   const rateLimiter = redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter();
   const pricing = loadPricing(config.pricingFile);
   pricing.assertCovers(allModelIds());
@@ -75,7 +80,10 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     logger,
     metrics: new Metrics(),
     pricing,
-    submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.dbPoolSize / 2))),
+    quotas,
+    submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.dbPoolSize / 2)), (tasks) =>
+      quotas.changed(tasks.map((t) => t.key_id)),
+    ),
     channels: new ChannelRouter(db),
     files: { signer, cache: new RenderCache(config.filesDir) },
     providerFor: providers,

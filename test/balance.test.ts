@@ -51,7 +51,12 @@ describe(`SPEC 4.1 key balance [${backendName}]`, () => {
       expect((await get(path, account.auth)).statusCode).toBe(200);
       await t.ctx.db.deleteFrom('ledger').where('key_id', '=', account.keyId).execute();
       await t.ctx.db.deleteFrom('api_keys').where('id', '=', account.keyId).execute();
-      const res = await get(path, account.auth);
+      // Nothing told the balance snapshot; it is never more than a second old.
+      let res = await get(path, account.auth);
+      for (let i = 0; i < 30 && res.json().success; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        res = await get(path, account.auth);
+      }
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ success: false, message: MESSAGES.keyNotFound });
     });
@@ -154,4 +159,27 @@ describe('CORS on the balance routes', () => {
       expect(res.headers['access-control-allow-origin']).toBe('*');
     });
   }
+});
+
+describe(`the balance follows every charge at once [${backendName}]`, () => {
+  it('a submit and its ending show in /v1/balance right after they commit', async () => {
+    const w = await createTestApp({ SIMULATOR_LATENCY_MS: '50' }, undefined, { workers: true });
+    try {
+      const account = await seedAccount(w.ctx, 10, { quota: 1 });
+      const read = async () => (await w.app.inject({ method: 'GET', url: '/v1/balance', headers: account.auth })).json();
+      expect(await read()).toMatchObject({ remain_balance: 1, used_balance: 0 });
+      const submit = await w.app.inject({ method: 'POST', url: '/v1/images/generations', headers: account.auth, payload: { model: 'imggen-2', prompt: 'x [sim:fail]' } });
+      expect(submit.statusCode).toBe(200);
+      expect(await read()).toMatchObject({ remain_balance: 0.98, used_balance: 0.02 });
+      const taskId = submit.json().data[0].task_id;
+      for (let i = 0; i < 100; i++) {
+        const task = (await w.app.inject({ method: 'GET', url: `/v1/tasks/${taskId}`, headers: account.auth })).json().data;
+        if (task.status === 'failed') break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(await read()).toMatchObject({ remain_balance: 1, used_balance: 0 });
+    } finally {
+      await w.close();
+    }
+  });
 });

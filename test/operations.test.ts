@@ -42,7 +42,7 @@ describe('health, metrics, documentation, request ids', () => {
 
   it('every response carries x-request-id; a valid incoming one is echoed', async () => {
     const fresh = await t.app.inject({ method: 'GET', url: '/healthz' });
-    expect(fresh.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(fresh.headers['x-request-id']).toMatch(/^[\w-]{8,}$/);
     const echoed = await t.app.inject({ method: 'GET', url: '/nope', headers: { 'x-request-id': 'trace-42' } });
     expect(echoed.headers['x-request-id']).toBe('trace-42');
     const junk = await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'bad id with spaces' } });

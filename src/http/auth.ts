@@ -2,7 +2,6 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../context.ts';
 import type { CachedKey } from '../lib/key-cache.ts';
-import { hashKey, sameDigest } from '../modules/accounts/key-secret.ts';
 import { forbidden, rateLimited, unauthorized } from './errors.ts';
 
 declare module 'fastify' {
@@ -36,9 +35,10 @@ export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preHan
       const where = request.url.startsWith('/v1/messages') ? 'x-api-key: <key>' : 'Authorization: Bearer <key>';
       throw unauthorized(`Missing API key: send the header ${where}`);
     }
-    const hash = hashKey(token);
+    const digest = createHash('sha256').update(token).digest();
+    const hash = digest.toString('hex');
     const key = ctx.keyCache.cached(hash) ?? (await ctx.keyCache.lookup(hash));
-    if (!key || !sameDigest(key.key_hash, hash)) throw unauthorized('Invalid API key');
+    if (!key || !timingSafeEqual(key.hashBytes, digest)) throw unauthorized('Invalid API key');
     if (key.status === 'disabled') throw unauthorized('This API key is disabled');
     if (key.status === 'deleted' && !options.allowDeleted) throw unauthorized('This API key has been deleted');
     await enforceRateLimit(ctx, key, reply, request);

@@ -8,7 +8,10 @@ import { findKeyByHash, keysChangedSince } from '../modules/accounts/keys.repo.t
 // (a) it changes a key itself, (b) Redis announces a change, or (c) its poll of api_keys.updated_at
 // sees one; (c) alone keeps the promise when there is no Redis.
 
-export type CachedKey = Pick<ApiKey, 'id' | 'user_id' | 'key_hash' | 'status' | 'unlimited' | 'rate_limit_rpm'>;
+export type CachedKey = Pick<ApiKey, 'id' | 'user_id' | 'key_hash' | 'status' | 'unlimited' | 'rate_limit_rpm'> & {
+  /** key_hash as bytes, for the constant-time comparison on every request. */
+  hashBytes: Buffer;
+};
 
 const CHANNEL = 'gw:key-changed';
 const TTL_MS = 60_000;
@@ -45,6 +48,7 @@ export class KeyCache {
       status: row.status,
       unlimited: row.unlimited,
       rate_limit_rpm: row.rate_limit_rpm,
+      hashBytes: Buffer.from(row.key_hash, 'hex'),
     };
     this.entries.set(hash, { key, at: Date.now() });
     return key;

@@ -8,7 +8,7 @@ import { getUser, insertUser, listUsers } from './accounts.repo.ts';
 import { generateKeySecret } from './key-secret.ts';
 import { getKey, insertKey, listKeys, updateKey } from './keys.repo.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'config' | 'keyCache'>;
+type Ctx = Pick<AppContext, 'db' | 'config' | 'keyCache' | 'quotas'>;
 
 export function userView(ctx: Ctx, user: User) {
   return {
@@ -130,6 +130,7 @@ export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges) {
     await updateKey(trx, id, columns);
   });
   await ctx.keyCache.announce(key.key_hash);
+  ctx.quotas.changed([id]);
   return keyView(ctx, (await getKey(ctx.db, id))!);
 }
 
@@ -137,6 +138,7 @@ export async function deleteKey(ctx: Ctx, id: string) {
   const key = await existingKey(ctx, id);
   await updateKey(ctx.db, id, { status: 'deleted', deleted_at: Date.now() });
   await ctx.keyCache.announce(key.key_hash);
+  ctx.quotas.changed([id]);
   return { id, deleted: true };
 }
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 const KEY_PREFIX = 'sk-gw-';
 
@@ -16,11 +16,4 @@ export function hashKey(plaintext: string): string {
 export function generateKeySecret(): NewKeySecret {
   const plaintext = KEY_PREFIX + randomBytes(32).toString('base64url');
   return { plaintext, hash: hashKey(plaintext), displayPrefix: plaintext.slice(0, KEY_PREFIX.length + 6) };
-}
-
-/** Constant-time comparison of two hex digests of equal length. */
-export function sameDigest(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
 }

@@ -1,10 +1,9 @@
 import type { AppContext } from '../../context.ts';
 import { toBalance, toCredits } from '../../lib/money.ts';
 import { readUserQuota, readUserUsedQuota } from '../accounts/accounts.repo.ts';
-import { getKeyQuota } from '../accounts/keys.repo.ts';
 import type { KeyBalance, UserBalance } from './balance.schemas.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'config' | 'logger'>;
+type Ctx = Pick<AppContext, 'db' | 'config' | 'logger' | 'quotas'>;
 
 export const MESSAGES = {
   keyNotFound: 'API key record not found',
@@ -13,9 +12,9 @@ export const MESSAGES = {
   usedQuotaFailed: 'Failed to read the account used quota',
 } as const;
 
-// The key row is read fresh (not from the auth cache) so the numbers are never stale.
+// Served from the quota snapshot, which every commit that moves this key's money drops.
 export async function keyBalance(ctx: Ctx, keyId: string): Promise<KeyBalance> {
-  const key = await getKeyQuota(ctx.db, keyId);
+  const key = await ctx.quotas.get(keyId);
   if (!key) return { success: false, message: MESSAGES.keyNotFound };
   if (key.status === 'deleted') return { success: false, message: MESSAGES.keyDeleted };
   const used = { used_balance: toBalance(key.quota_used, ctx.config), used_credits: toCredits(key.quota_used, ctx.config) };

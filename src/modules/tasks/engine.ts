@@ -18,6 +18,7 @@ export function engineDeps(ctx: AppContext): TaskEngineDeps {
     async onEnded(trx, task) {
       if (task.webhook) await enqueue(trx, { kind: 'deliver', taskId: task.id });
     },
+    afterEnded: (task) => ctx.quotas.changed([task.key_id]),
   };
 }
 

@@ -40,6 +40,8 @@ export class SubmitBatcher {
     private readonly db: Kysely<Database>,
     /** SQLite has one writer: one batch at a time. Postgres can commit several in parallel. */
     private readonly parallel: number,
+    /** Runs after each commit with the tasks it wrote. */
+    private readonly committed: (tasks: Task[]) => void = () => {},
     private readonly maxBatch = 200,
   ) {}
 
@@ -62,6 +64,7 @@ export class SubmitBatcher {
           for (const pending of batch) pending.reject(error);
           continue;
         }
+        this.committed(batch.filter((_, i) => !failures[i]).map((p) => p.task));
         batch.forEach((pending, i) => (failures[i] ? pending.reject(failures[i]) : pending.resolve()));
       }
     } finally {

@@ -19,6 +19,8 @@ export interface TaskEngineDeps {
   providerFor(type: string): TaskProvider | undefined;
   /** Runs in the ending's transaction (callbacks enqueue their delivery here). */
   onEnded?: Parameters<typeof endTask>[4];
+  /** Runs after the ending committed (balance snapshots are dropped here). */
+  afterEnded?: (task: Task) => void;
 }
 
 const DONE: JobOutcome = { done: true };
@@ -44,6 +46,7 @@ async function step(run: () => Promise<ProviderStep>): Promise<ProviderStep> {
 
 async function end(deps: TaskEngineDeps, task: Task, ending: Ending): Promise<JobOutcome> {
   const won = await endTask(deps.db, task, ending, deps.pricing, deps.onEnded);
+  if (won) deps.afterEnded?.(task);
   deps.logger.info({ task: task.id, status: ending.state, won }, 'task ended');
   return DONE;
 }
@@ -101,7 +104,10 @@ export async function sweepDeadlines(deps: TaskEngineDeps, limit = 100): Promise
   for (const task of overdue) {
     const seconds = Math.round((task.deadline_at - task.created_at) / 1000);
     const ending: Ending = { state: 'failed', code: 'timeout', message: `The task did not finish within ${seconds} s` };
-    if (await endTask(deps.db, task, ending, deps.pricing, deps.onEnded)) ended++;
+    if (await endTask(deps.db, task, ending, deps.pricing, deps.onEnded)) {
+      deps.afterEnded?.(task);
+      ended++;
+    }
   }
   return ended;
 }
