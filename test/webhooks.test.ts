@@ -69,6 +69,22 @@ describe(`callbacks to real receivers [${backendName}]`, () => {
     expect(JSON.parse(r.received[0]!.body)).toMatchObject({ id: taskId, status: 'failed', error: { code: 'content_policy_violation' } });
   });
 
+  it('video submits take a webhook too; the callback carries result.videos', async () => {
+    const r = await receiver();
+    const account = await seedAccount(t.ctx, 5);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/videos/generations',
+      headers: account.auth,
+      payload: { model: 'vidgen-2.0', prompt: 'waves', duration: 4, resolution: '480p', webhook: r.url },
+    });
+    expect(res.statusCode).toBe(200);
+    await waitUntil('the callback', () => r.received.length === 1);
+    const record = JSON.parse(r.received[0]!.body);
+    expect(record).toMatchObject({ id: res.json().data[0].task_id, status: 'completed' });
+    expect(record.result.videos[0]).toMatchObject({ duration: 4, resolution: '480p' });
+  });
+
   it('500, 500, 200 gives three attempts spaced by the schedule', async () => {
     const r = await receiver((_req, i) => (i < 2 ? 500 : 200));
     const taskId = await submit((await seedAccount(t.ctx, 5)).auth, r.url);
