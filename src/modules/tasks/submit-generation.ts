@@ -1,0 +1,31 @@
+import type { AppContext } from '../../context.ts';
+import type { TaskKind } from '../../db/types.ts';
+import { serviceUnavailable } from '../../http/errors.ts';
+import type { CachedKey } from '../../lib/key-cache.ts';
+import type { SubmitReceipt } from '../images/images.schemas.ts';
+import { acceptWebhook } from '../webhooks/accept.ts';
+import { submitTask } from './tasks.service.ts';
+
+export interface Generation {
+  kind: Exclude<TaskKind, 'avatar'>;
+  params: { model: string } & object;
+  holdUnits: number;
+  webhook: string | undefined;
+}
+
+/** The common end of every generation submit: route, hold, write, wake the workers, answer SPEC 2.4. */
+export async function submitGeneration(ctx: AppContext, key: CachedKey, generation: Generation): Promise<SubmitReceipt> {
+  const { model } = generation.params;
+  if (!(await ctx.channels.pick(model))) throw serviceUnavailable(`No upstream serves ${model} right now`);
+  const task = await submitTask(ctx.submits, {
+    key,
+    kind: generation.kind,
+    model,
+    params: { ...generation.params },
+    holdUnits: generation.holdUnits,
+    webhook: await acceptWebhook(ctx, generation.webhook),
+    deadlineMs: ctx.config.deadlineMs[generation.kind],
+  });
+  ctx.wakeWorkers();
+  return { code: 200, data: [{ status: 'submitted', task_id: task.id }] };
+}
