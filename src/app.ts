@@ -16,6 +16,7 @@ import { videosRoutes } from './modules/videos/videos.routes.ts';
 import { tasksRoutes } from './modules/tasks/tasks.routes.ts';
 import { filesRoutes } from './blobs/files.routes.ts';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.ts';
+import { avatarsRoutes } from './modules/avatars/avatars.routes.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -91,5 +92,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(tasksRoutes(ctx));
   await app.register(filesRoutes(ctx));
   await app.register(webhooksRoutes(ctx));
+  await app.register(avatarsRoutes(ctx));
   return app;
 }

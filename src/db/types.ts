@@ -134,6 +134,33 @@ export interface WebhookAttemptsTable {
   outcome: string;
 }
 
+export interface AssetGroupsTable {
+  id: string;
+  user_id: string;
+  name: string;
+  description: string | null;
+  /** Always `AIGC` for groups made by avatar submits (SPEC 4.3). */
+  kind: string;
+  project_name: string;
+  created_at: number;
+}
+
+/** `Pending` while its review runs; then `Active` or `Failed` (SPEC 2.6). */
+export type AssetStatus = 'Pending' | 'Active' | 'Failed';
+
+export interface AssetsTable {
+  id: string;
+  user_id: string;
+  group_id: string;
+  task_id: string;
+  name: string;
+  url: string;
+  asset_type: 'Image' | 'Video' | 'Audio';
+  status: AssetStatus;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -143,6 +170,8 @@ export interface Database {
   jobs: JobsTable;
   channels: ChannelsTable;
   webhook_attempts: WebhookAttemptsTable;
+  asset_groups: AssetGroupsTable;
+  assets: AssetsTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -153,3 +182,5 @@ export type LedgerRow = Selectable<LedgerTable>;
 export type Task = Selectable<TasksTable>;
 export type Job = Selectable<JobsTable>;
 export type Channel = Selectable<ChannelsTable>;
+export type Asset = Selectable<AssetsTable>;
+export type AssetGroup = Selectable<AssetGroupsTable>;

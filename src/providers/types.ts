@@ -17,8 +17,10 @@ export type ProviderStep =
       result: TaskResult;
       /** Counted usage for per-token models; the task settles at the price of these tokens. */
       usage?: { inputTokens: number; outputTokens: number };
+      /** What the work done is worth, when the upstream can say (never above the hold). */
+      billedUnits?: number;
     }
-  | { state: 'failed'; code: string; message: string; result?: TaskResult };
+  | { state: 'failed'; code: string; message: string; result?: TaskResult; billedUnits?: number };
 
 export interface TaskCall {
   task: Task;

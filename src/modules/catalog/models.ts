@@ -120,8 +120,11 @@ export function resolveModel(name: string): ImageModel | VideoModel | undefined 
   return byName.get(name);
 }
 
+/** The model that reviews avatar assets (SPEC 4.3); named in the avatar receipt. */
+export const AVATAR_REVIEW_MODEL = 'vidgen-2.0-avatar-review';
+
 export function allModelIds(): string[] {
-  return MODELS.map((m) => m.id);
+  return [...MODELS.map((m) => m.id), AVATAR_REVIEW_MODEL];
 }
 
 export function resultTtlSeconds(modelId: string): number | undefined {

@@ -150,13 +150,34 @@ export async function findChannels(db: Kysely<Database>) {
   return (await listChannels(db)).map(channelView);
 }
 
-/** First start: one simulator channel serving every model, claimed atomically across processes. */
+/**
+ * First start: one simulator channel serving every model, claimed atomically across processes.
+ * Later starts add models that are new in the catalogue (not ones an operator removed).
+ */
 export async function ensureSimulatorChannel(db: Kysely<Database>, models: string[]): Promise<void> {
   const claimed = await db
     .insertInto('meta')
     .values({ name: 'simulator_channel', value: String(Date.now()) })
     .onConflict((oc) => oc.column('name').doNothing())
     .executeTakeFirst();
-  if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) === 0) return;
-  await createChannel(db, { name: 'simulator', type: 'simulator', models, priority: 0, weight: 1 });
+  if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) > 0) {
+    const channel = await createChannel(db, { name: 'simulator', type: 'simulator', models, priority: 0, weight: 1 });
+    await setMeta(db, 'simulator_channel', channel.id);
+    await setMeta(db, 'catalogue_models', JSON.stringify(models));
+    return;
+  }
+  const known = await db.selectFrom('meta').select('value').where('name', '=', 'catalogue_models').executeTakeFirst();
+  const added = models.filter((m) => !(JSON.parse(known?.value ?? '[]') as string[]).includes(m));
+  if (added.length === 0) return;
+  const id = (await db.selectFrom('meta').select('value').where('name', '=', 'simulator_channel').executeTakeFirst())?.value;
+  const channel = id ? await getChannel(db, id) : undefined;
+  if (channel) {
+    const served = JSON.parse(channel.models) as string[];
+    await updateChannel(db, channel.id, { models: JSON.stringify([...new Set([...served, ...added])]) });
+  }
+  await setMeta(db, 'catalogue_models', JSON.stringify(models));
+}
+
+async function setMeta(db: Kysely<Database>, name: string, value: string): Promise<void> {
+  await db.insertInto('meta').values({ name, value }).onConflict((oc) => oc.column('name').doUpdateSet({ value })).execute();
 }

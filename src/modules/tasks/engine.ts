@@ -3,6 +3,7 @@ import { JobRunner } from '../../jobs/runner.ts';
 import { sweepDeadlines, taskHandlers, type TaskEngineDeps } from './task-worker.ts';
 import { enqueue } from '../../jobs/jobs.repo.ts';
 import { deliveryHandler } from '../webhooks/delivery.ts';
+import { applyReview } from '../avatars/review.ts';
 
 const SWEEP_DEADLINES_MS = 1000;
 const SWEEP_FILES_MS = 10 * 60 * 1000;
@@ -15,7 +16,8 @@ export function engineDeps(ctx: AppContext): TaskEngineDeps {
     channels: ctx.channels,
     providerFor: ctx.providerFor,
     // The callback is written with the ending, so a crash between the two loses nothing.
-    async onEnded(trx, task) {
+    async onEnded(trx, task, ending) {
+      if (task.kind === 'avatar') await applyReview(trx, task, ending);
       if (task.webhook) await enqueue(trx, { kind: 'deliver', taskId: task.id });
     },
     afterEnded: (task) => ctx.quotas.changed([task.key_id]),

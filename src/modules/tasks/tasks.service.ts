@@ -27,6 +27,28 @@ export interface SubmitInput {
  * its dispatch job. Either all of it happens or none of it does.
  */
 export async function submitTask(db: Kysely<Database> | SubmitBatcher, input: SubmitInput): Promise<Task> {
+  const task = newTask(input);
+  try {
+    if (db instanceof SubmitBatcher) {
+      await db.submit(task);
+    } else {
+      const [failure] = await db.transaction().execute((trx) => writeSubmits(trx, [task]));
+      if (failure) throw failure;
+    }
+  } catch (err) {
+    throw asPaymentError(err);
+  }
+  return task;
+}
+
+/** A 402 for a hold that could not be paid; any other error unchanged. */
+export function asPaymentError(err: unknown): unknown {
+  if (!(err instanceof InsufficientFunds)) return err;
+  return paymentRequired(err.payer === 'account' ? 'Insufficient account balance for this task' : 'Insufficient quota on this API key for this task');
+}
+
+/** The row of a task about to be submitted (written by writeSubmits). */
+export function newTask(input: SubmitInput): Task {
   const now = Date.now();
   const status = input.initialStatus ?? 'submitted';
   const task: Task = {
@@ -55,19 +77,6 @@ export async function submitTask(db: Kysely<Database> | SubmitBatcher, input: Su
     updated_at: now,
     webhook_round: 0,
   };
-  try {
-    if (db instanceof SubmitBatcher) {
-      await db.submit(task);
-    } else {
-      const [failure] = await db.transaction().execute((trx) => writeSubmits(trx, [task]));
-      if (failure) throw failure;
-    }
-  } catch (err) {
-    if (err instanceof InsufficientFunds) {
-      throw paymentRequired(err.payer === 'account' ? 'Insufficient account balance for this task' : 'Insufficient quota on this API key for this task');
-    }
-    throw err;
-  }
   return task;
 }
 
@@ -75,6 +84,8 @@ export type Ending = Extract<ProviderStep, { state: 'completed' | 'failed' }>;
 
 /** What a completed task really costs: per-token models settle their counted tokens, never above the hold. */
 export function settledCost(task: Task, ending: Ending, pricing: Pricing): number {
+  // Partly useful work (an avatar review where some assets passed) is billed for that part only.
+  if (ending.billedUnits !== undefined) return Math.max(0, Math.min(task.hold_amount, ending.billedUnits));
   if (ending.state === 'failed') return 0;
   if (ending.usage && pricing.isPerToken(task.model)) {
     return Math.min(task.hold_amount, pricing.tokenUnits(task.model, ending.usage.inputTokens, ending.usage.outputTokens));
@@ -92,7 +103,7 @@ export async function endTask(
   ending: Ending,
   pricing: Pricing,
   /** Work that must commit with the ending, such as enqueueing the callback. */
-  onEnded?: (trx: Transaction<Database>, task: Task) => Promise<void>,
+  onEnded?: (trx: Transaction<Database>, task: Task, ending: Ending) => Promise<void>,
 ): Promise<boolean> {
   const cost = settledCost(task, ending, pricing);
   const now = Date.now();
@@ -113,9 +124,9 @@ export async function endTask(
       keyLimited: task.key_limited === 1,
       amount: task.hold_amount - cost,
       ref: task.id,
-      note: ending.state === 'failed' ? `task failed: ${ending.code}` : 'settled below the hold',
+      note: cost === 0 ? `task failed: ${ending.state === 'failed' ? ending.code : ''}` : 'settled below the hold',
     });
-    await onEnded?.(trx, task);
+    await onEnded?.(trx, task, ending);
     return true;
   });
 }

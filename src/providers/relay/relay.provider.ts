@@ -49,6 +49,8 @@ export class RelayProvider implements TaskProvider {
   constructor(private readonly options: RelayOptions) {}
 
   async submit(task: TaskCall): Promise<ProviderStep> {
+    // Upstream asset ids would not be ours, and our assets must be reviewed where they are used.
+    if (task.task.kind === 'avatar') throw new UpstreamRejected('upstream_error', 'Avatar review is not relayed: route its model to a reviewing channel');
     // Callbacks are ours to send: the stored parameters never include the caller's webhook.
     const receipt = await call(task, 'POST', SUBMIT_PATH[task.task.kind], this.options, upstreamRequest(task.params, task.upstreamModel));
     const upstreamId = receipt?.data?.[0]?.task_id ?? receipt?.data?.id;

@@ -19,7 +19,7 @@ export class SimulatorProvider implements TaskProvider {
   constructor(private readonly options: SimulatorOptions) {}
 
   async submit(call: TaskCall): Promise<ProviderStep> {
-    const directives = parseDirectives(call.params.prompt);
+    const directives = parseDirectives(call.params.prompt, ...reviewedNames(call));
     const etaAt = Date.now() + (directives.delayMs ?? this.options.latencyMs);
     return { state: 'pending', etaAt, pollAt: etaAt };
   }
@@ -27,11 +27,36 @@ export class SimulatorProvider implements TaskProvider {
   async poll(call: TaskCall): Promise<ProviderStep> {
     const etaAt = call.task.eta_at ?? 0;
     if (Date.now() < etaAt) return { state: 'pending', pollAt: etaAt };
-    const directives = parseDirectives(call.params.prompt);
+    const directives = parseDirectives(call.params.prompt, ...reviewedNames(call));
     if (directives.fail) {
       return { state: 'failed', code: directives.fail, message: `The simulated upstream failed the task (${directives.fail})` };
     }
+    if (call.task.kind === 'avatar') return this.review(call);
     return call.task.kind === 'video' ? this.video(call) : this.images(call);
+  }
+
+  // Avatar review (SPEC 2.6, 3): every asset passes unless its name or URL carries [sim:reject].
+  // Only the assets that passed are billed.
+  private review(call: TaskCall): ProviderStep {
+    const assets = (call.params.assets ?? []) as { asset_id: string; name: string; url: string }[];
+    const entries = assets.map((a) => ({
+      asset_id: a.asset_id,
+      asset_url: `asset://${a.asset_id}`,
+      status: parseDirectives(a.name, a.url).reject ? ('Failed' as const) : ('Active' as const),
+    }));
+    const usable = entries.filter((e) => e.status === 'Active');
+    const failed = entries.filter((e) => e.status === 'Failed');
+    const result: TaskResult = {
+      assets: entries,
+      usable_assets: usable,
+      failed_assets: failed,
+      asset_url: (usable[0] ?? entries[0])?.asset_url,
+      group_id: call.params.group_id,
+    };
+    const billedUnits = this.options.pricing.perAssetUnits(call.task.model) * usable.length;
+    if (failed.length === 0) return { state: 'completed', result, billedUnits };
+    const message = `${failed.length} of ${entries.length} asset${entries.length === 1 ? '' : 's'} failed review`;
+    return { state: 'failed', code: 'task_failed', message, result, billedUnits };
   }
 
   private expiresAt(model: string): number {
@@ -71,6 +96,24 @@ export class SimulatorProvider implements TaskProvider {
       resolution: out.resolution,
     };
     if (out.lastFrame) video.last_frame_url = this.sign({ k: 'frame', w: out.width, h: out.height, d: out.duration, s: seed }, expiresAt);
-    return { state: 'completed', result: { videos: [video] } };
+    const result: TaskResult = { videos: [video] };
+    // Reviewed avatar assets are used as they are: no second review (SPEC 4.3).
+    const assets = referencedAssets(params);
+    if (assets.length > 0) result.reference_assets = assets.map((id) => ({ asset_id: id, reviewed: true, reviewed_again: false }));
+    return { state: 'completed', result };
   }
+}
+
+function reviewedNames(call: TaskCall): string[] {
+  return ((call.params.assets ?? []) as { name: string; url: string }[]).map((a) => `${a.name} ${a.url}`);
+}
+
+function referencedAssets(params: Record<string, any>): string[] {
+  const urls: string[] = [
+    ...(params.image_urls ?? []),
+    ...(params.video_urls ?? []),
+    ...(params.audio_urls ?? []),
+    ...((params.image_with_roles ?? []) as { url: string }[]).map((r) => r.url),
+  ];
+  return urls.filter((u) => u.startsWith('asset://')).map((u) => u.slice('asset://'.length));
 }

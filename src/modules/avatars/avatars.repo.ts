@@ -1,0 +1,32 @@
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { Asset, AssetGroupsTable, AssetStatus, AssetsTable, Database } from '../../db/types.ts';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export async function insertGroup(db: Executor, group: Insertable<AssetGroupsTable>): Promise<void> {
+  await db.insertInto('asset_groups').values(group).execute();
+}
+
+export function getGroup(db: Executor, id: string) {
+  return db.selectFrom('asset_groups').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertAssets(db: Executor, assets: Insertable<AssetsTable>[]): Promise<void> {
+  await db.insertInto('assets').values(assets).execute();
+}
+
+export async function setAssetStatus(db: Executor, ids: string[], status: AssetStatus): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('assets').set({ status, updated_at: Date.now() }).where('id', 'in', ids).execute();
+}
+
+export function getAssets(db: Executor, ids: string[]): Promise<Asset[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.selectFrom('assets').selectAll().where('id', 'in', ids).execute();
+}
+
+export function listAssets(db: Executor, userId: string, groupId?: string): Promise<Asset[]> {
+  let query = db.selectFrom('assets').selectAll().where('user_id', '=', userId).orderBy('id').limit(1000);
+  if (groupId) query = query.where('group_id', '=', groupId);
+  return query.execute();
+}

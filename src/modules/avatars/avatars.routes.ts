@@ -1,0 +1,70 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.ts';
+import type { Asset } from '../../db/types.ts';
+import { adminGuard, keyGuard } from '../../http/auth.ts';
+import { ErrorResponses } from '../../http/schemas.ts';
+import { listAssets } from './avatars.repo.ts';
+import { AssetView, AvatarReceipt, AvatarRequest } from './avatars.schemas.ts';
+import { assetUrl, submitAvatar } from './avatars.service.ts';
+
+const view = (a: Asset) => ({
+  asset_id: a.id,
+  asset_url: assetUrl(a.id),
+  status: a.status,
+  name: a.name,
+  asset_type: a.asset_type,
+  group_id: a.group_id,
+  task_id: a.task_id,
+  created: Math.floor(a.created_at / 1000),
+});
+const Assets = Type.Object({ data: Type.Array(AssetView) });
+
+export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/v1/seedance2/private-avatar',
+      {
+        preHandler: keyGuard(ctx),
+        schema: {
+          tags: ['avatars'],
+          summary: 'Submit avatar assets for review (SPEC 4.3)',
+          security: [{ bearer: [] }],
+          body: AvatarRequest,
+          response: { 200: AvatarReceipt, 402: ErrorResponses[400], 503: ErrorResponses[400], ...ErrorResponses },
+        },
+      },
+      (request) => submitAvatar(ctx, request.apiKey!, request.body),
+    );
+
+    app.get(
+      '/v1/seedance2/private-avatar/assets',
+      {
+        preHandler: keyGuard(ctx),
+        schema: {
+          tags: ['avatars'],
+          summary: "The caller's avatar assets and their review status",
+          security: [{ bearer: [] }],
+          querystring: Type.Object({ group_id: Type.Optional(Type.String({ maxLength: 100 })) }),
+          response: { 200: Assets, ...ErrorResponses },
+        },
+      },
+      async (request) => ({ data: (await listAssets(ctx.db, request.apiKey!.user_id, request.query.group_id)).map(view) }),
+    );
+
+    app.get(
+      '/admin/assets',
+      {
+        preHandler: adminGuard(ctx),
+        schema: {
+          tags: ['admin'],
+          summary: "An account's avatar assets",
+          security: [{ admin: [] }],
+          querystring: Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 100 }), group_id: Type.Optional(Type.String({ maxLength: 100 })) }),
+          response: { 200: Assets, ...ErrorResponses },
+        },
+      },
+      async (request) => ({ data: (await listAssets(ctx.db, request.query.user_id, request.query.group_id)).map(view) }),
+    );
+  };
+}
