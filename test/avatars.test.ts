@@ -168,9 +168,11 @@ describe(`avatar review end to end [${backendName}]`, () => {
     await waitForEnd(submit.json.data.id, account.auth);
     const mine = (await call('GET', '/v1/seedance2/private-avatar/assets', account.auth)).json.data;
     expect(mine).toEqual([expect.objectContaining({ name: 'one', status: 'Active', group_id: submit.json.data.group_id })]);
+    const groups = (await call('GET', '/v1/seedance2/private-avatar/groups', account.auth)).json.data;
+    expect(groups).toEqual([expect.objectContaining({ group_id: submit.json.data.group_id, name: 'listed', kind: 'AIGC', project_name: 'default' })]);
     const admin = await t.app.inject({ method: 'GET', url: `/admin/assets?user_id=${account.user.id}`, headers: adminHeaders });
     expect(admin.json().data).toHaveLength(1);
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/seedance2/private-avatar', '/v1/seedance2/private-avatar/assets', '/admin/assets']));
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/seedance2/private-avatar', '/v1/seedance2/private-avatar/assets', '/v1/seedance2/private-avatar/groups', '/admin/assets']));
   });
 });

@@ -127,6 +127,7 @@ describe('4.5.1 vidgen-2.0, vidgen-2.0-fast, vidgen-2.0-mini', () => {
     expect(video({ model: 'vidgen-2.0-fast', image_with_roles: [{ url: 'asset://as_2', role: 'reference_image' }] }).assetIds).toEqual(['as_2']);
     expect(video({ video_urls: ['asset://as_3'], audio_urls: ['asset://as_4'] }).assetIds).toEqual(['as_3', 'as_4']);
     rejects(() => video({ model: 'vidgen-2.0-mini', image_urls: ['asset://as_1'] }), 'image_urls[0]');
+    rejects(() => video({ image_with_roles: [{ url: 'asset://as_1', role: 'first_frame' }] }), 'image_with_roles[0].role');
     rejects(() => video({ model: 'vidgen-1-5-pro', image_urls: ['asset://as_1'] }), 'image_urls[0]');
     rejects(() => image({ image_urls: ['asset://as_1'] }), 'image_urls[0]');
   });

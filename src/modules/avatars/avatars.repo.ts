@@ -30,3 +30,7 @@ export function listAssets(db: Executor, userId: string, groupId?: string): Prom
   if (groupId) query = query.where('group_id', '=', groupId);
   return query.execute();
 }
+
+export function listGroups(db: Executor, userId: string) {
+  return db.selectFrom('asset_groups').selectAll().where('user_id', '=', userId).orderBy('id').limit(1000).execute();
+}

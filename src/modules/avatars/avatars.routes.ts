@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.ts';
 import type { Asset } from '../../db/types.ts';
 import { adminGuard, keyGuard } from '../../http/auth.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
-import { listAssets } from './avatars.repo.ts';
+import { listAssets, listGroups } from './avatars.repo.ts';
 import { AssetView, AvatarReceipt, AvatarRequest } from './avatars.schemas.ts';
 import { assetUrl, submitAvatar } from './avatars.service.ts';
 
@@ -19,6 +19,14 @@ const view = (a: Asset) => ({
   created: Math.floor(a.created_at / 1000),
 });
 const Assets = Type.Object({ data: Type.Array(AssetView) });
+const GroupView = Type.Object({
+  group_id: Type.String(),
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  kind: Type.String({ description: 'AIGC for groups made by avatar submits' }),
+  project_name: Type.String(),
+  created: Type.Integer(),
+});
 
 export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -50,6 +58,29 @@ export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => ({ data: (await listAssets(ctx.db, request.apiKey!.user_id, request.query.group_id)).map(view) }),
+    );
+
+    app.get(
+      '/v1/seedance2/private-avatar/groups',
+      {
+        preHandler: keyGuard(ctx),
+        schema: {
+          tags: ['avatars'],
+          summary: "The caller's asset groups (pass one as group_id to add assets to it)",
+          security: [{ bearer: [] }],
+          response: { 200: Type.Object({ data: Type.Array(GroupView) }), ...ErrorResponses },
+        },
+      },
+      async (request) => ({
+        data: (await listGroups(ctx.db, request.apiKey!.user_id)).map((g) => ({
+          group_id: g.id,
+          name: g.name,
+          description: g.description,
+          kind: g.kind,
+          project_name: g.project_name,
+          created: Math.floor(g.created_at / 1000),
+        })),
+      }),
     );
 
     app.get(

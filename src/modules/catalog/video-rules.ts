@@ -56,6 +56,8 @@ function references(model: VideoModel, body: VideoRequest, assetIds: string[]) {
     oneOf(`image_with_roles[${i}].role`, entry.role, model.roles);
     mediaUrl(`image_with_roles[${i}].url`, entry.url, { allowAsset });
     const id = assetId(entry.url);
+    // An asset in image_with_roles is a reference image (4.5.1), not a first or last frame.
+    if (id && entry.role !== 'reference_image') throw badRequest(`image_with_roles[${i}].role must be reference_image for an asset URL`);
     if (id) assetIds.push(id);
   });
   const count = (role: string) => roles.filter((r) => r.role === role).length;
