@@ -17,6 +17,7 @@ import { tasksRoutes } from './modules/tasks/tasks.routes.ts';
 import { filesRoutes } from './blobs/files.routes.ts';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.ts';
 import { avatarsRoutes } from './modules/avatars/avatars.routes.ts';
+import { nativeRoutes } from './modules/text/native.routes.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -93,5 +94,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(filesRoutes(ctx));
   await app.register(webhooksRoutes(ctx));
   await app.register(avatarsRoutes(ctx));
+  await app.register(nativeRoutes(ctx));
   return app;
 }

@@ -40,6 +40,9 @@ describe(`callback durability [${backendName}]`, () => {
     await startGateway(env, 'src/cli.ts', ['worker']);
     await waitUntil('the retry after the restart', () => receiver.received.length === 2, 30_000);
     expect(JSON.parse(receiver.received[1]!.body)).toMatchObject({ id: taskId, status: 'completed' });
+    // The attempt is recorded once the receiver's answer is back.
+    const recorded = () => api.ctx.db.selectFrom('webhook_attempts').select('id').where('task_id', '=', taskId).execute();
+    await waitUntil('the second attempt to be recorded', async () => (await recorded()).length === 2);
     const attempts = await api.ctx.db.selectFrom('webhook_attempts').select(['attempt', 'outcome']).where('task_id', '=', taskId).orderBy('id').execute();
     expect(attempts).toEqual([
       { attempt: 1, outcome: 'retry' },

@@ -161,6 +161,22 @@ export interface AssetsTable {
   updated_at: number;
 }
 
+/** One synchronous text call, as billed. */
+export interface UsageTable {
+  id: Generated<number>;
+  user_id: string;
+  key_id: string;
+  model: string;
+  endpoint: string;
+  request_id: string;
+  input_tokens: number;
+  output_tokens: number;
+  cost: number;
+  /** ok | failed | aborted */
+  status: string;
+  created_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -172,6 +188,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   asset_groups: AssetGroupsTable;
   assets: AssetsTable;
+  usage: UsageTable;
 }
 
 export type User = Selectable<UsersTable>;

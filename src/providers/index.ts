@@ -4,6 +4,8 @@ import type { Pricing } from '../modules/billing/pricing.ts';
 import { RelayProvider } from './relay/relay.provider.ts';
 import { SimulatorProvider } from './simulator/simulator.provider.ts';
 import type { TaskProvider } from './types.ts';
+import type { TextProvider } from '../modules/text/text.types.ts';
+import { SimulatorText } from './simulator/text.ts';
 
 /** One provider instance per channel type; channels carry their own URL and secret per call. */
 export function createProviders(config: Readonly<Config>, signer: FileSigner, pricing: Pricing) {
@@ -12,4 +14,10 @@ export function createProviders(config: Readonly<Config>, signer: FileSigner, pr
     relay: new RelayProvider({ pollMs: config.relayPollMs, timeoutMs: config.upstreamTimeoutMs }),
   };
   return (type: string): TaskProvider | undefined => byType[type];
+}
+
+/** Text providers by channel type (the synchronous endpoints). */
+export function createTextProviders() {
+  const byType: Record<string, TextProvider> = { simulator: new SimulatorText() };
+  return (type: string): TextProvider | undefined => byType[type];
 }

@@ -123,8 +123,11 @@ export function resolveModel(name: string): ImageModel | VideoModel | undefined 
 /** The model that reviews avatar assets (SPEC 4.3); named in the avatar receipt. */
 export const AVATAR_REVIEW_MODEL = 'vidgen-2.0-avatar-review';
 
+/** Text models the simulator serves (SPEC leaves text model names free-form; these are ours). */
+export const TEXT_MODELS = ['textgen-2.5-pro', 'textgen-2.5-flash', 'chatgen-4-sonnet', 'chatgen-4-haiku'];
+
 export function allModelIds(): string[] {
-  return [...MODELS.map((m) => m.id), AVATAR_REVIEW_MODEL];
+  return [...MODELS.map((m) => m.id), AVATAR_REVIEW_MODEL, ...TEXT_MODELS];
 }
 
 export function resultTtlSeconds(modelId: string): number | undefined {

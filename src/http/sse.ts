@@ -1,0 +1,48 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+// Server-sent events written straight to the socket, each event flushed as it is produced.
+// The returned signal aborts when the client goes away, so the upstream call stops with it.
+
+export interface SseStream {
+  send(data: unknown, event?: string): void;
+  end(): void;
+  signal: AbortSignal;
+}
+
+export function startSse(request: FastifyRequest, reply: FastifyReply): SseStream {
+  const controller = new AbortController();
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  raw.flushHeaders();
+  request.raw.socket?.setNoDelay(true);
+  raw.on('close', () => {
+    if (!raw.writableFinished) controller.abort(new Error('client disconnected'));
+  });
+  return {
+    signal: controller.signal,
+    send(data, event) {
+      if (raw.destroyed) return;
+      raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+    },
+    end() {
+      if (!raw.destroyed) raw.end();
+    },
+  };
+}
+
+/** A signal for a non-streamed call: aborts when the client closes the connection early. */
+export function clientGone(request: FastifyRequest, reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+  });
+  void request;
+  return controller.signal;
+}

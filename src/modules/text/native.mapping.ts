@@ -1,0 +1,72 @@
+import { badRequest } from '../../http/errors.ts';
+import type { NativeRequest } from './native.schemas.ts';
+import type { FinishReason, TextMessage, TextPart, TextRequest, TextUsage } from './text.types.ts';
+import { IMAGE_TOKENS } from './tokens.ts';
+
+// The native content/parts format <-> the neutral text request and SPEC 2.7's response.
+
+export const DEFAULT_MAX_OUTPUT = 8192;
+const CATEGORIES = ['HARM_CATEGORY_HARASSMENT', 'HARM_CATEGORY_HATE_SPEECH', 'HARM_CATEGORY_SEXUALLY_EXPLICIT', 'HARM_CATEGORY_DANGEROUS_CONTENT'];
+const safe = () => CATEGORIES.map((category) => ({ category, probability: 'NEGLIGIBLE' }));
+
+function parts(raw: NativeRequest['contents'][number]['parts'], where: string): TextPart[] {
+  return raw.map((part, i) => {
+    if (typeof part.text === 'string') return { type: 'text' as const, text: part.text };
+    if (part.inlineData) {
+      if (!part.inlineData.mimeType.startsWith('image/')) throw badRequest(`${where}.parts[${i}].inlineData.mimeType must be an image type`);
+      return { type: 'image' as const, mediaType: part.inlineData.mimeType, data: part.inlineData.data };
+    }
+    throw badRequest(`${where}.parts[${i}] needs text or inlineData`);
+  });
+}
+
+export function fromNative(model: string, body: NativeRequest): TextRequest {
+  const messages: TextMessage[] = body.contents.map((content, i) => {
+    const role = content.role ?? 'user';
+    if (role !== 'user' && role !== 'model') throw badRequest(`contents[${i}].role must be user or model`);
+    return { role: role === 'model' ? 'assistant' : 'user', parts: parts(content.parts, `contents[${i}]`) };
+  });
+  const system = body.systemInstruction?.parts.map((p) => p.text ?? '').join('\n') || undefined;
+  const config = body.generationConfig ?? {};
+  return {
+    model,
+    system,
+    messages,
+    maxTokens: config.maxOutputTokens ?? DEFAULT_MAX_OUTPUT,
+    temperature: config.temperature,
+    stopSequences: config.stopSequences,
+    passthrough: { generationConfig: body.generationConfig, safetySettings: body.safetySettings, systemInstruction: body.systemInstruction },
+  };
+}
+
+const FINISH: Record<FinishReason, string> = { stop: 'STOP', stop_sequence: 'STOP', max_tokens: 'MAX_TOKENS' };
+
+function usageMetadata(request: TextRequest, usage: TextUsage) {
+  const images = request.messages.flatMap((m) => m.parts).filter((p) => p.type === 'image').length;
+  const imageTokens = Math.min(usage.inputTokens, images * IMAGE_TOKENS);
+  const details = [{ modality: 'TEXT', tokenCount: usage.inputTokens - imageTokens }];
+  if (images > 0) details.push({ modality: 'IMAGE', tokenCount: imageTokens });
+  return {
+    promptTokenCount: usage.inputTokens,
+    candidatesTokenCount: usage.outputTokens,
+    totalTokenCount: usage.inputTokens + usage.outputTokens,
+    thoughtsTokenCount: 0,
+    promptTokensDetails: details,
+  };
+}
+
+/** SPEC 2.7, for a whole reply or for one streamed chunk (finish and usage only on the last). */
+export function nativeResponse(request: TextRequest, text: string, end?: { finish: FinishReason; usage: TextUsage }) {
+  return {
+    candidates: [
+      {
+        content: { role: 'model', parts: [{ text }] },
+        ...(end ? { finishReason: FINISH[end.finish] } : {}),
+        index: 0,
+        safetyRatings: safe(),
+      },
+    ],
+    promptFeedback: { safetyRatings: safe() },
+    ...(end ? { usageMetadata: usageMetadata(request, end.usage) } : {}),
+  };
+}

@@ -1,0 +1,53 @@
+import { Type, type Static } from 'typebox';
+
+const Part = Type.Object(
+  {
+    text: Type.Optional(Type.String()),
+    inlineData: Type.Optional(Type.Object({ mimeType: Type.String({ maxLength: 100 }), data: Type.String() })),
+  },
+  { additionalProperties: true },
+);
+
+// POST /v1beta/models/{model}:{method} (SPEC 4.7): contents with text and inline images, plus the
+// optional fields of that format.
+export const NativeRequest = Type.Object(
+  {
+    contents: Type.Array(Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(Part, { minItems: 1 }) }, { additionalProperties: true }), { minItems: 1 }),
+    systemInstruction: Type.Optional(Type.Object({ parts: Type.Array(Part) }, { additionalProperties: true })),
+    generationConfig: Type.Optional(
+      Type.Object(
+        {
+          maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
+          temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+          stopSequences: Type.Optional(Type.Array(Type.String(), { maxItems: 5 })),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+    safetySettings: Type.Optional(Type.Array(Type.Object({ category: Type.String(), threshold: Type.String() }, { additionalProperties: true }))),
+  },
+  { additionalProperties: true },
+);
+export type NativeRequest = Static<typeof NativeRequest>;
+
+const Rating = Type.Object({ category: Type.String(), probability: Type.String() });
+
+// SPEC 2.7.
+export const NativeResponse = Type.Object({
+  candidates: Type.Array(
+    Type.Object({
+      content: Type.Object({ role: Type.String(), parts: Type.Array(Type.Object({ text: Type.String() })) }),
+      finishReason: Type.Optional(Type.String()),
+      index: Type.Integer(),
+      safetyRatings: Type.Array(Rating),
+    }),
+  ),
+  promptFeedback: Type.Object({ safetyRatings: Type.Array(Rating) }),
+  usageMetadata: Type.Object({
+    promptTokenCount: Type.Integer(),
+    candidatesTokenCount: Type.Integer(),
+    totalTokenCount: Type.Integer(),
+    thoughtsTokenCount: Type.Integer(),
+    promptTokensDetails: Type.Array(Type.Object({ modality: Type.String(), tokenCount: Type.Integer() })),
+  }),
+});

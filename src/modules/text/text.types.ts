@@ -1,0 +1,45 @@
+// The neutral shape every text endpoint is translated to and every text provider speaks, so the
+// native content/parts endpoint and the messages endpoint share billing and providers.
+
+export type TextPart = { type: 'text'; text: string } | { type: 'image'; mediaType: string; data: string };
+
+export interface TextMessage {
+  role: 'user' | 'assistant';
+  parts: TextPart[];
+}
+
+export interface TextRequest {
+  model: string;
+  system?: string;
+  messages: TextMessage[];
+  maxTokens: number;
+  temperature?: number;
+  stopSequences?: string[];
+  /** Fields of the caller's format that a same-format upstream receives unchanged. */
+  passthrough?: Record<string, unknown>;
+}
+
+export type FinishReason = 'stop' | 'max_tokens' | 'stop_sequence';
+
+export interface TextUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface TextResult {
+  text: string;
+  finish: FinishReason;
+  stopSequence: string | null;
+  usage: TextUsage;
+}
+
+/** A streamed piece: text deltas, then one final piece with the finish and the usage. */
+export type TextChunk = { type: 'delta'; text: string } | { type: 'end'; finish: FinishReason; stopSequence: string | null; usage: TextUsage };
+
+export interface TextProvider {
+  generate(request: TextRequest, signal: AbortSignal): Promise<TextResult>;
+  stream(request: TextRequest, signal: AbortSignal): AsyncIterable<TextChunk>;
+}
+
+/** An upstream that cannot be reached or answered 5xx before the first byte: another channel may try. */
+export class TextUpstreamUnavailable extends Error {}
