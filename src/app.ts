@@ -18,6 +18,7 @@ import { filesRoutes } from './blobs/files.routes.ts';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.ts';
 import { avatarsRoutes } from './modules/avatars/avatars.routes.ts';
 import { nativeRoutes } from './modules/text/native.routes.ts';
+import { messagesRoutes } from './modules/messages/messages.routes.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -95,5 +96,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(webhooksRoutes(ctx));
   await app.register(avatarsRoutes(ctx));
   await app.register(nativeRoutes(ctx));
+  await app.register(messagesRoutes(ctx));
   return app;
 }

@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyGuard } from '../src/http/auth.ts';
 import * as accounts from '../src/modules/accounts/accounts.service.ts';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp({ RATE_LIMIT_RPM: '3' });
-  // The messages endpoint arrives with the text issue; its authentication rule is tested here on a
-  // stand-in route that uses the real guard.
-  t.app.post('/v1/messages', { preHandler: keyGuard(t.ctx) }, async (request) => ({ key: request.apiKey!.id }));
 });
 afterAll(() => t.close());
 
@@ -30,11 +26,13 @@ describe(`SPEC 5 authentication [${backendName}]`, () => {
 
   it('/v1/messages takes x-api-key (and Bearer); its errors carry "type":"error"', async () => {
     const account = await seedAccount(t.ctx, 1, { unlimited: true, rate_limit_rpm: 100 });
-    const viaHeader = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: {} });
-    expect(viaHeader.json()).toEqual({ key: account.keyId });
-    const viaBearer = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: account.auth, payload: {} });
+    const payload = { model: 'chatgen-4-haiku', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
+    const viaHeader = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload });
+    expect(viaHeader.statusCode).toBe(200);
+    expect(viaHeader.json().type).toBe('message');
+    const viaBearer = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: account.auth, payload });
     expect(viaBearer.statusCode).toBe(200);
-    const missing = await t.app.inject({ method: 'POST', url: '/v1/messages', payload: {} });
+    const missing = await t.app.inject({ method: 'POST', url: '/v1/messages', payload });
     expect(missing.statusCode).toBe(401);
     expect(missing.json()).toEqual({ type: 'error', error: { code: 401, type: 'authentication_error', message: expect.stringContaining('x-api-key') } });
   });

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../context.ts';
 import type { CachedKey } from '../lib/key-cache.ts';
 import { forbidden, rateLimited, unauthorized } from './errors.ts';
@@ -28,7 +28,7 @@ export interface KeyGuardOptions {
   allowDeleted?: boolean;
 }
 
-export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preHandlerAsyncHookHandler {
+export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preValidationAsyncHookHandler {
   return async function authenticate(request: FastifyRequest, reply: FastifyReply) {
     const token = extractKey(request);
     if (!token) {
@@ -65,7 +65,7 @@ async function enforceRateLimit(ctx: AppContext, key: CachedKey, reply: FastifyR
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-export function adminGuard(ctx: AppContext): preHandlerAsyncHookHandler {
+export function adminGuard(ctx: AppContext): preValidationAsyncHookHandler {
   const expected = ctx.config.adminToken ? digest(ctx.config.adminToken) : undefined;
   return async function authenticateAdmin(request: FastifyRequest) {
     if (!expected) throw forbidden('The admin API is disabled: set ADMIN_TOKEN to enable it');

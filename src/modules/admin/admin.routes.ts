@@ -9,7 +9,7 @@ import * as S from './admin.schemas.ts';
 
 export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.addHook('preHandler', adminGuard(ctx));
+    app.addHook('preValidation', adminGuard(ctx));
     const doc = <T extends object>(summary: string, extra: T = {} as T) => ({
       ...extra,
       tags: ['admin'],

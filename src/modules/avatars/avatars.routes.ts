@@ -33,7 +33,7 @@ export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/seedance2/private-avatar',
       {
-        preHandler: keyGuard(ctx),
+        preValidation: keyGuard(ctx),
         schema: {
           tags: ['avatars'],
           summary: 'Submit avatar assets for review (SPEC 4.3)',
@@ -48,7 +48,7 @@ export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/v1/seedance2/private-avatar/assets',
       {
-        preHandler: keyGuard(ctx),
+        preValidation: keyGuard(ctx),
         schema: {
           tags: ['avatars'],
           summary: "The caller's avatar assets and their review status",
@@ -63,7 +63,7 @@ export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/v1/seedance2/private-avatar/groups',
       {
-        preHandler: keyGuard(ctx),
+        preValidation: keyGuard(ctx),
         schema: {
           tags: ['avatars'],
           summary: "The caller's asset groups (pass one as group_id to add assets to it)",
@@ -86,7 +86,7 @@ export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/admin/assets',
       {
-        preHandler: adminGuard(ctx),
+        preValidation: adminGuard(ctx),
         schema: {
           tags: ['admin'],
           summary: "An account's avatar assets",

@@ -8,7 +8,7 @@ import { keyBalance, userBalance } from './balance.service.ts';
 export function balanceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     // A deleted key still reads its own record (200, success:false, SPEC 4.1), but nothing else.
-    const preHandler = keyGuard(ctx, { allowDeleted: true });
+    const allowDeleted = keyGuard(ctx, { allowDeleted: true });
     const keySchema = {
       tags: ['balance'],
       summary: 'Balance of the calling API key',
@@ -16,7 +16,7 @@ export function balanceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       response: { 200: KeyBalance, ...ErrorResponses },
     };
     for (const url of ['/v1/balance', '/balance']) {
-      app.get(url, { schema: keySchema, preHandler }, (request) => keyBalance(ctx, request.apiKey!.id));
+      app.get(url, { schema: keySchema, preValidation: allowDeleted }, (request) => keyBalance(ctx, request.apiKey!.id));
     }
     const userSchema = {
       tags: ['balance'],
@@ -25,7 +25,7 @@ export function balanceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       response: { 200: UserBalance, ...ErrorResponses },
     };
     for (const url of ['/v1/user/balance', '/user/balance']) {
-      app.get(url, { schema: userSchema, preHandler: keyGuard(ctx) }, (request) => userBalance(ctx, request.apiKey!.user_id));
+      app.get(url, { schema: userSchema, preValidation: keyGuard(ctx) }, (request) => userBalance(ctx, request.apiKey!.user_id));
     }
   };
 }

@@ -8,7 +8,7 @@ import { changeChannel, createChannel, findChannels, removeChannel } from './cha
 
 export function channelsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.addHook('preHandler', adminGuard(ctx));
+    app.addHook('preValidation', adminGuard(ctx));
     const doc = <T extends object>(summary: string, extra: T) => ({ ...extra, tags: ['admin'], summary, security: [{ admin: [] }] });
     // Each change also drops this process's routing cache; other processes re-read within a second.
     const changed = <T>(value: T) => {

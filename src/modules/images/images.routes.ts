@@ -10,7 +10,7 @@ export function imagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/images/generations',
       {
-        preHandler: keyGuard(ctx),
+        preValidation: keyGuard(ctx),
         schema: {
           tags: ['images'],
           summary: 'Submit an image generation task (SPEC 4.6)',

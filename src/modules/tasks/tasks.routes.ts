@@ -13,7 +13,7 @@ export function tasksRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/v1/tasks/:id',
       {
-        preHandler: keyGuard(ctx),
+        preValidation: keyGuard(ctx),
         schema: {
           tags: ['tasks'],
           summary: 'Poll an image, video or avatar task (SPEC 4.4)',

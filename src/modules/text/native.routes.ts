@@ -17,7 +17,7 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1beta/models/*',
       {
-        preHandler: keyGuard(ctx),
+        preValidation: keyGuard(ctx),
         schema: {
           tags: ['text'],
           summary: 'Native text: /v1beta/models/{model}:generateContent | :streamGenerateContent (?alt=sse) | :countTokens (SPEC 4.7)',

@@ -11,7 +11,7 @@ export function videosRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/videos/generations',
       {
-        preHandler: keyGuard(ctx),
+        preValidation: keyGuard(ctx),
         schema: {
           tags: ['videos'],
           summary: 'Submit a video generation task (SPEC 4.5)',

@@ -23,7 +23,7 @@ const Secret = Type.Object({ user_id: Type.String(), secret: Type.String({ descr
 
 export function webhooksRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.addHook('preHandler', adminGuard(ctx));
+    app.addHook('preValidation', adminGuard(ctx));
     const doc = <T extends object>(summary: string, extra: T) => ({ ...extra, tags: ['admin'], summary, security: [{ admin: [] }] });
 
     app.get('/admin/tasks', { schema: doc('List tasks, newest first', { querystring: Type.Object({ user_id: Type.Optional(Type.String({ maxLength: 100 })), before: Type.Optional(Type.String({ maxLength: 100 })) }) }) },
