@@ -17,6 +17,7 @@ import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
 import { ChannelRouter } from './modules/channels/channels.service.ts';
 import { createProviders, createTextProviders } from './providers/index.ts';
 import type { TextProvider } from './modules/text/text.types.ts';
+import type { Channel } from './db/types.ts';
 import { allModelIds } from './modules/catalog/models.ts';
 import type { TaskProvider } from './providers/types.ts';
 import type { Dispatcher } from 'undici';
@@ -40,7 +41,7 @@ export interface AppContext {
   channels: ChannelRouter;
   files: { signer: FileSigner; cache: RenderCache };
   providerFor(type: string): TaskProvider | undefined;
-  textProviderFor(type: string): TextProvider | undefined;
+  textProviderFor(channel: Channel): TextProvider | undefined;
   /** Resolves callback hosts (tests inject their own). */
   resolve: Resolver;
   /** The connection pool for callbacks: connects only to addresses that passed the rules. */
@@ -89,7 +90,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     channels: new ChannelRouter(db),
     files: { signer, cache: new RenderCache(config.filesDir) },
     providerFor: providers,
-    textProviderFor: createTextProviders(),
+    textProviderFor: createTextProviders(config),
     resolve: systemResolver,
     // The lookup goes through ctx.resolve at call time, so an injected resolver applies here too.
     webhookDispatcher: safeDispatcher((host) => ctx.resolve(host), config.webhook.allowPrivate, config.webhook.timeoutMs),

@@ -6,6 +6,8 @@ import { SimulatorProvider } from './simulator/simulator.provider.ts';
 import type { TaskProvider } from './types.ts';
 import type { TextProvider } from '../modules/text/text.types.ts';
 import { SimulatorText } from './simulator/text.ts';
+import { ChatCompletionsText } from './chat-completions/chat-completions.text.ts';
+import type { Channel } from '../db/types.ts';
 
 /** One provider instance per channel type; channels carry their own URL and secret per call. */
 export function createProviders(config: Readonly<Config>, signer: FileSigner, pricing: Pricing) {
@@ -16,8 +18,12 @@ export function createProviders(config: Readonly<Config>, signer: FileSigner, pr
   return (type: string): TaskProvider | undefined => byType[type];
 }
 
-/** Text providers by channel type (the synchronous endpoints). */
-export function createTextProviders() {
-  const byType: Record<string, TextProvider> = { simulator: new SimulatorText() };
-  return (type: string): TextProvider | undefined => byType[type];
+/** The text provider for a channel (the synchronous endpoints); upstream ones carry its URL and secret. */
+export function createTextProviders(config: Readonly<Config>) {
+  const simulator = new SimulatorText();
+  return (channel: Channel): TextProvider | undefined => {
+    if (channel.type === 'simulator') return simulator;
+    if (channel.type === 'chat-completions' && channel.base_url) return new ChatCompletionsText(channel, config.upstreamTimeoutMs);
+    return undefined;
+  };
 }

@@ -4,7 +4,7 @@ import { badRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { deleteChannel, getChannel, insertChannel, listChannels, updateChannel } from './channels.repo.ts';
 
-export const CHANNEL_TYPES = ['simulator', 'relay'] as const;
+export const CHANNEL_TYPES = ['simulator', 'relay', 'chat-completions'] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
 
 // Channels live in the database so every process routes the same way; each process re-reads them
@@ -103,7 +103,7 @@ function checkChannel(input: Partial<ChannelInput>): void {
       throw badRequest('base_url must be an http(s) URL');
     }
   }
-  if (input.type === 'relay' && !input.base_url) throw badRequest('base_url is required for a relay channel');
+  if (input.type !== 'simulator' && input.type !== undefined && !input.base_url) throw badRequest(`base_url is required for a ${input.type} channel`);
 }
 
 export async function createChannel(db: Kysely<Database>, input: ChannelInput) {

@@ -25,7 +25,7 @@ interface Route {
 async function routes(ctx: AppContext, call: TextCall): Promise<Route[]> {
   const out: Route[] = [];
   for (const channel of await ctx.channels.candidates(call.request.model)) {
-    const provider = ctx.textProviderFor(channel.type);
+    const provider = ctx.textProviderFor(channel);
     if (provider) out.push({ provider, request: { ...call.request, model: upstreamModel(channel, call.request.model) } });
   }
   if (out.length === 0) throw notFound(`Model ${call.request.model} is not served here`);

@@ -1,0 +1,99 @@
+import type { Channel } from '../../db/types.ts';
+import { badGateway, badRequest } from '../../http/errors.ts';
+import type { FinishReason, TextChunk, TextProvider, TextRequest, TextResult } from '../../modules/text/text.types.ts';
+import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
+import { postJson, sseData } from '../upstream-http.ts';
+
+// The chat-completions protocol, the most common upstream: requests, responses, errors and streams
+// are translated both ways. The channel's secret goes upstream and nowhere else.
+
+function toChat(request: TextRequest, stream: boolean) {
+  const messages: unknown[] = request.system ? [{ role: 'system', content: request.system }] : [];
+  for (const message of request.messages) {
+    const onlyText = message.parts.every((p) => p.type === 'text');
+    messages.push({
+      role: message.role,
+      content: onlyText
+        ? message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
+        : message.parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: `data:${p.mediaType};base64,${p.data}` } })),
+    });
+  }
+  return {
+    model: request.model,
+    messages,
+    max_tokens: request.maxTokens,
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.stopSequences?.length ? { stop: request.stopSequences } : {}),
+    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+  };
+}
+
+const finishOf = (reason: unknown): FinishReason => (reason === 'length' ? 'max_tokens' : 'stop');
+
+async function clientError(statusCode: number, body: { text(): Promise<string> }): Promise<never> {
+  let message = `upstream answered ${statusCode}`;
+  try {
+    const parsed = JSON.parse(await body.text());
+    if (typeof parsed?.error?.message === 'string') message = parsed.error.message;
+  } catch {
+    // not JSON: keep the status
+  }
+  // A caller's mistake is theirs to fix; a refused credential is ours, and not theirs to see.
+  if (statusCode === 400 || statusCode === 404 || statusCode === 422) throw badRequest(`upstream: ${message}`);
+  throw badGateway(`upstream refused the call (${statusCode})`);
+}
+
+export class ChatCompletionsText implements TextProvider {
+  constructor(
+    private readonly channel: Channel,
+    private readonly timeoutMs: number,
+  ) {}
+
+  private call(request: TextRequest, stream: boolean, signal: AbortSignal) {
+    return postJson({
+      url: `${this.channel.base_url}/v1/chat/completions`,
+      headers: this.channel.secret ? { authorization: `Bearer ${this.channel.secret}` } : {},
+      body: toChat(request, stream),
+      timeoutMs: this.timeoutMs,
+      signal,
+    });
+  }
+
+  async generate(request: TextRequest, signal: AbortSignal): Promise<TextResult> {
+    const response = await this.call(request, false, signal);
+    if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
+    const json = (await response.body.json()) as any;
+    const choice = json?.choices?.[0];
+    const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
+    return {
+      text,
+      finish: finishOf(choice?.finish_reason),
+      stopSequence: null,
+      usage: {
+        inputTokens: json?.usage?.prompt_tokens ?? promptTokens(request),
+        outputTokens: json?.usage?.completion_tokens ?? textTokens(text),
+      },
+    };
+  }
+
+  async *stream(request: TextRequest, signal: AbortSignal): AsyncIterable<TextChunk> {
+    const response = await this.call(request, true, signal);
+    if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
+    let produced = '';
+    let finish: FinishReason = 'stop';
+    let usage: { inputTokens: number; outputTokens: number } | undefined;
+    for await (const data of sseData(response.body)) {
+      if (data === '[DONE]') break;
+      const json = JSON.parse(data);
+      const choice = json?.choices?.[0];
+      const delta = choice?.delta?.content;
+      if (typeof delta === 'string' && delta !== '') {
+        produced += delta;
+        yield { type: 'delta', text: delta };
+      }
+      if (choice?.finish_reason) finish = finishOf(choice.finish_reason);
+      if (json?.usage) usage = { inputTokens: json.usage.prompt_tokens, outputTokens: json.usage.completion_tokens };
+    }
+    yield { type: 'end', finish, stopSequence: null, usage: usage ?? { inputTokens: promptTokens(request), outputTokens: textTokens(produced) } };
+  }
+}

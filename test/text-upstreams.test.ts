@@ -1,0 +1,101 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
+import { startFakeChatUpstream, type FakeChatUpstream } from './support/fake-chat-upstream.ts';
+
+// Text through real upstream protocols: local HTTP servers speaking chat-completions, with failover.
+
+const SECRET = 'sk-upstream-secret-123';
+let t: TestApp;
+let base: string;
+let first: FakeChatUpstream;
+let second: FakeChatUpstream;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  first = await startFakeChatUpstream(SECRET, 'down');
+  second = await startFakeChatUpstream(SECRET, 'ok');
+  // The simulator also serves the model; these channels outrank it.
+  for (const [name, upstream, priority] of [['first', first, 20], ['second', second, 10]] as const) {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/admin/channels',
+      headers: adminHeaders,
+      payload: { name, type: 'chat-completions', base_url: upstream.url, secret: SECRET, models: ['chatgen-4-haiku'], model_mapping: { 'chatgen-4-haiku': 'upstream-small' }, priority },
+    });
+    expect(res.statusCode).toBe(201);
+  }
+  // Only the two upstreams serve the model: take it off the simulator channel.
+  const channels = (await t.app.inject({ method: 'GET', url: '/admin/channels', headers: adminHeaders })).json().data;
+  const simulator = channels.find((c: any) => c.type === 'simulator');
+  await t.app.inject({ method: 'PATCH', url: `/admin/channels/${simulator.id}`, headers: adminHeaders, payload: { models: simulator.models.filter((m: string) => m !== 'chatgen-4-haiku') } });
+});
+afterAll(async () => {
+  await first.close();
+  await second.close();
+  await t.close();
+});
+
+describe(`chat-completions upstreams [${backendName}]`, () => {
+  it('the messages SDK works through the chat-completions translation (non-streaming and streaming)', async () => {
+    const account = await seedAccount(t.ctx, 1);
+    const client = new Anthropic({ apiKey: account.key, baseURL: base, maxRetries: 0 });
+    const message = await client.messages.create({ model: 'chatgen-4-haiku', max_tokens: 50, system: 'be short', messages: [{ role: 'user', content: 'ping' }] });
+    expect(message.content[0]).toMatchObject({ type: 'text', text: 'echo: ping' });
+    expect(message.usage).toMatchObject({ input_tokens: 11, output_tokens: 7 });
+    const sent = second.requests.at(-1)!;
+    expect(sent.body).toMatchObject({ model: 'upstream-small', max_tokens: 50, messages: [{ role: 'system', content: 'be short' }, { role: 'user', content: 'ping' }] });
+    expect(sent.headers.authorization).toBe(`Bearer ${SECRET}`);
+
+    const streamed = await client.messages.stream({ model: 'chatgen-4-haiku', max_tokens: 50, messages: [{ role: 'user', content: 'stream this' }] }).finalMessage();
+    expect(streamed.content[0]).toMatchObject({ type: 'text', text: 'echo: stream this' });
+    expect(streamed.usage.output_tokens).toBe(7);
+  });
+
+  it('failover: a first channel answering 503 and a second answering 200 gives the caller a 200', async () => {
+    const account = await seedAccount(t.ctx, 1);
+    const before = first.requests.length;
+    const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+    expect(res.statusCode).toBe(200);
+    expect(first.requests.length).toBe(before + 1);
+    expect(res.body).not.toContain(SECRET);
+  });
+
+  it('both down: 502 bad_gateway on messages, nothing charged', async () => {
+    second.mode = 'down';
+    try {
+      const account = await seedAccount(t.ctx, 1);
+      const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+      expect(res.statusCode).toBe(502);
+      expect(res.json()).toMatchObject({ type: 'error', error: { code: 502, type: 'bad_gateway' } });
+      const balance = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json();
+      expect(balance.used_balance).toBe(0);
+    } finally {
+      second.mode = 'ok';
+    }
+  });
+
+  it('an upstream that refuses our credential is a 502 that never shows the secret', async () => {
+    first.mode = 'unauthorized';
+    second.mode = 'unauthorized';
+    try {
+      const account = await seedAccount(t.ctx, 1);
+      const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+      expect(res.statusCode).toBe(502);
+      expect(res.body).not.toContain(SECRET);
+    } finally {
+      first.mode = 'down';
+      second.mode = 'ok';
+    }
+  });
+
+  it('a zero-balance account gets 402 before any upstream request is made', async () => {
+    const account = await seedAccount(t.ctx, 0);
+    const before = first.requests.length + second.requests.length;
+    const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+    expect(res.statusCode).toBe(402);
+    expect(first.requests.length + second.requests.length).toBe(before);
+  });
+});
