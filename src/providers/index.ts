@@ -7,6 +7,8 @@ import type { TaskProvider } from './types.ts';
 import type { TextProvider } from '../modules/text/text.types.ts';
 import { SimulatorText } from './simulator/text.ts';
 import { ChatCompletionsText } from './chat-completions/chat-completions.text.ts';
+import { MessagesText } from './messages/messages.text.ts';
+import { NativeText } from './native/native.text.ts';
 import type { Channel } from '../db/types.ts';
 
 /** One provider instance per channel type; channels carry their own URL and secret per call. */
@@ -23,7 +25,11 @@ export function createTextProviders(config: Readonly<Config>) {
   const simulator = new SimulatorText();
   return (channel: Channel): TextProvider | undefined => {
     if (channel.type === 'simulator') return simulator;
-    if (channel.type === 'chat-completions' && channel.base_url) return new ChatCompletionsText(channel, config.upstreamTimeoutMs);
+    if (!channel.base_url) return undefined;
+    if (channel.type === 'chat-completions') return new ChatCompletionsText(channel, config.upstreamTimeoutMs);
+    if (channel.type === 'messages') return new MessagesText(channel, config.upstreamTimeoutMs);
+    // A relay is another gateway of this kind: its native endpoint serves every text model.
+    if (channel.type === 'native' || channel.type === 'relay') return new NativeText(channel, config.upstreamTimeoutMs);
     return undefined;
   };
 }

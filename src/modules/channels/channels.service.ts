@@ -4,7 +4,7 @@ import { badRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { deleteChannel, getChannel, insertChannel, listChannels, updateChannel } from './channels.repo.ts';
 
-export const CHANNEL_TYPES = ['simulator', 'relay', 'chat-completions'] as const;
+export const CHANNEL_TYPES = ['simulator', 'relay', 'native', 'messages', 'chat-completions'] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
 
 // Channels live in the database so every process routes the same way; each process re-reads them

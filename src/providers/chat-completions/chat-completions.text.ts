@@ -30,7 +30,7 @@ function toChat(request: TextRequest, stream: boolean) {
 
 const finishOf = (reason: unknown): FinishReason => (reason === 'length' ? 'max_tokens' : 'stop');
 
-async function clientError(statusCode: number, body: { text(): Promise<string> }): Promise<never> {
+export async function clientError(statusCode: number, body: { text(): Promise<string> }): Promise<never> {
   let message = `upstream answered ${statusCode}`;
   try {
     const parsed = JSON.parse(await body.text());

@@ -1,0 +1,78 @@
+import type { Channel } from '../../db/types.ts';
+import type { FinishReason, TextChunk, TextProvider, TextRequest, TextResult } from '../../modules/text/text.types.ts';
+import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
+import { clientError } from '../chat-completions/chat-completions.text.ts';
+import { postJson, sseData } from '../upstream-http.ts';
+
+// An upstream that speaks the messages format itself: the request goes through nearly unchanged.
+
+const FINISH: Record<string, FinishReason> = { end_turn: 'stop', stop_sequence: 'stop_sequence', max_tokens: 'max_tokens' };
+
+function toMessages(request: TextRequest, stream: boolean) {
+  return {
+    model: request.model,
+    max_tokens: request.maxTokens,
+    ...(request.system ? { system: request.system } : {}),
+    messages: request.messages.map((m) => ({
+      role: m.role,
+      content: m.parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image', source: { type: 'base64', media_type: p.mediaType, data: p.data } })),
+    })),
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.stopSequences?.length ? { stop_sequences: request.stopSequences } : {}),
+    ...(stream ? { stream: true } : {}),
+  };
+}
+
+export class MessagesText implements TextProvider {
+  constructor(
+    private readonly channel: Channel,
+    private readonly timeoutMs: number,
+  ) {}
+
+  private call(request: TextRequest, stream: boolean, signal: AbortSignal) {
+    return postJson({
+      url: `${this.channel.base_url}/v1/messages`,
+      headers: { 'vendor-version': '2025-10-01', ...(this.channel.secret ? { 'x-api-key': this.channel.secret } : {}) },
+      body: toMessages(request, stream),
+      timeoutMs: this.timeoutMs,
+      signal,
+    });
+  }
+
+  async generate(request: TextRequest, signal: AbortSignal): Promise<TextResult> {
+    const response = await this.call(request, false, signal);
+    if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
+    const json = (await response.body.json()) as any;
+    const text = ((json?.content ?? []) as { type: string; text?: string }[]).filter((b) => b.type === 'text').map((b) => b.text ?? '').join('');
+    return {
+      text,
+      finish: FINISH[json?.stop_reason] ?? 'stop',
+      stopSequence: json?.stop_sequence ?? null,
+      usage: { inputTokens: json?.usage?.input_tokens ?? promptTokens(request), outputTokens: json?.usage?.output_tokens ?? textTokens(text) },
+    };
+  }
+
+  async *stream(request: TextRequest, signal: AbortSignal): AsyncIterable<TextChunk> {
+    const response = await this.call(request, true, signal);
+    if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
+    let produced = '';
+    let inputTokens: number | undefined;
+    let outputTokens: number | undefined;
+    let finish: FinishReason = 'stop';
+    let stopSequence: string | null = null;
+    for await (const data of sseData(response.body)) {
+      const event = JSON.parse(data);
+      if (event.type === 'message_start') inputTokens = event.message?.usage?.input_tokens;
+      if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta') {
+        produced += event.delta.text;
+        yield { type: 'delta', text: event.delta.text };
+      }
+      if (event.type === 'message_delta') {
+        finish = FINISH[event.delta?.stop_reason] ?? 'stop';
+        stopSequence = event.delta?.stop_sequence ?? null;
+        outputTokens = event.usage?.output_tokens;
+      }
+    }
+    yield { type: 'end', finish, stopSequence, usage: { inputTokens: inputTokens ?? promptTokens(request), outputTokens: outputTokens ?? textTokens(produced) } };
+  }
+}

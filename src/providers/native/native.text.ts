@@ -1,0 +1,79 @@
+import type { Channel } from '../../db/types.ts';
+import type { FinishReason, TextChunk, TextProvider, TextRequest, TextResult } from '../../modules/text/text.types.ts';
+import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
+import { clientError } from '../chat-completions/chat-completions.text.ts';
+import { postJson, sseData } from '../upstream-http.ts';
+
+// An upstream that speaks the native content/parts format: the caller's optional fields
+// (generationConfig, safetySettings, systemInstruction) pass through as they came. Answers may be
+// bare or wrapped in {code, data} (another gateway of this kind).
+
+function toNative(request: TextRequest) {
+  const passthrough = request.passthrough ?? {};
+  return {
+    contents: request.messages.map((m) => ({
+      role: m.role === 'assistant' ? 'model' : 'user',
+      parts: m.parts.map((p) => (p.type === 'text' ? { text: p.text } : { inlineData: { mimeType: p.mediaType, data: p.data } })),
+    })),
+    ...(passthrough.systemInstruction ? { systemInstruction: passthrough.systemInstruction } : request.system ? { systemInstruction: { parts: [{ text: request.system }] } } : {}),
+    generationConfig: { ...((passthrough.generationConfig as object) ?? {}), maxOutputTokens: request.maxTokens },
+    ...(passthrough.safetySettings ? { safetySettings: passthrough.safetySettings } : {}),
+  };
+}
+
+const finishOf = (reason: unknown): FinishReason => (reason === 'MAX_TOKENS' ? 'max_tokens' : 'stop');
+const textOf = (data: any) => ((data?.candidates?.[0]?.content?.parts ?? []) as { text?: string }[]).map((p) => p.text ?? '').join('');
+
+export class NativeText implements TextProvider {
+  constructor(
+    private readonly channel: Channel,
+    private readonly timeoutMs: number,
+  ) {}
+
+  private call(request: TextRequest, method: string, signal: AbortSignal) {
+    return postJson({
+      url: `${this.channel.base_url}/v1beta/models/${encodeURIComponent(request.model)}:${method}`,
+      headers: this.channel.secret ? { authorization: `Bearer ${this.channel.secret}` } : {},
+      body: toNative(request),
+      timeoutMs: this.timeoutMs,
+      signal,
+    });
+  }
+
+  async generate(request: TextRequest, signal: AbortSignal): Promise<TextResult> {
+    const response = await this.call(request, 'generateContent', signal);
+    if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
+    const json = (await response.body.json()) as any;
+    const data = json?.data ?? json;
+    const text = textOf(data);
+    return {
+      text,
+      finish: finishOf(data?.candidates?.[0]?.finishReason),
+      stopSequence: null,
+      usage: {
+        inputTokens: data?.usageMetadata?.promptTokenCount ?? promptTokens(request),
+        outputTokens: data?.usageMetadata?.candidatesTokenCount ?? textTokens(text),
+      },
+    };
+  }
+
+  async *stream(request: TextRequest, signal: AbortSignal): AsyncIterable<TextChunk> {
+    const response = await this.call(request, 'streamGenerateContent?alt=sse', signal);
+    if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
+    let produced = '';
+    let finish: FinishReason = 'stop';
+    let usage: { inputTokens: number; outputTokens: number } | undefined;
+    for await (const raw of sseData(response.body)) {
+      const parsed = JSON.parse(raw);
+      const data = parsed?.data ?? parsed;
+      const text = textOf(data);
+      if (text) {
+        produced += text;
+        yield { type: 'delta', text };
+      }
+      if (data?.candidates?.[0]?.finishReason) finish = finishOf(data.candidates[0].finishReason);
+      if (data?.usageMetadata) usage = { inputTokens: data.usageMetadata.promptTokenCount, outputTokens: data.usageMetadata.candidatesTokenCount };
+    }
+    yield { type: 'end', finish, stopSequence: null, usage: usage ?? { inputTokens: promptTokens(request), outputTokens: textTokens(produced) } };
+  }
+}
