@@ -99,3 +99,24 @@ describe(`chat-completions upstreams [${backendName}]`, () => {
     expect(first.requests.length + second.requests.length).toBe(before);
   });
 });
+
+describe(`native envelope for the rest of SPEC 7.2 [${backendName}]`, () => {
+  it('403 PERMISSION_DENIED for a served model with no price; 429 RESOURCE_EXHAUSTED; 502 BAD_GATEWAY when the upstream refuses us', async () => {
+    await t.app.inject({ method: 'POST', url: '/admin/channels', headers: adminHeaders, payload: { name: 'unpriced', type: 'chat-completions', base_url: second.url, secret: SECRET, models: ['mystery-model', 'textgen-2.5-flash'], priority: 50 } });
+    const account = await seedAccount(t.ctx, 1, { unlimited: true, rate_limit_rpm: 3 });
+    const payload = { contents: [{ parts: [{ text: 'hi' }] }] };
+    const unpriced = await t.app.inject({ method: 'POST', url: '/v1beta/models/mystery-model:generateContent', headers: account.auth, payload });
+    expect(unpriced.json()).toEqual({ error: { code: 403, message: expect.any(String), status: 'PERMISSION_DENIED' } });
+    second.mode = 'unauthorized';
+    try {
+      const refused = await t.app.inject({ method: 'POST', url: '/v1beta/models/textgen-2.5-flash:generateContent', headers: account.auth, payload });
+      expect(refused.json()).toEqual({ error: { code: 502, message: expect.any(String), status: 'BAD_GATEWAY' } });
+      expect(refused.body).not.toContain(SECRET);
+    } finally {
+      second.mode = 'ok';
+    }
+    await t.app.inject({ method: 'POST', url: '/v1beta/models/textgen-2.5-flash:generateContent', headers: account.auth, payload });
+    const limited = await t.app.inject({ method: 'POST', url: '/v1beta/models/textgen-2.5-flash:generateContent', headers: account.auth, payload });
+    expect(limited.json()).toEqual({ error: { code: 429, message: expect.any(String), status: 'RESOURCE_EXHAUSTED' } });
+  });
+});
