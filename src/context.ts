@@ -11,6 +11,8 @@ import { connectRedis } from './lib/redis.ts';
 import { Metrics } from './lib/metrics.ts';
 import { SubmitBatcher } from './modules/tasks/submit-batcher.ts';
 import { QuotaSnapshots } from './modules/balance/quota-snapshots.ts';
+import type { GroupCommit } from './db/group-commit.ts';
+import { textMoney, type TextMoneyOp } from './modules/text/text-money.ts';
 import { FileSigner, fileSigningSecret } from './blobs/signed-urls.ts';
 import { RenderCache } from './blobs/render-cache.ts';
 import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
@@ -36,6 +38,8 @@ export interface AppContext {
   pricing: Pricing;
   /** Per-key balance snapshots, dropped after every commit that moves a key's money. */
   quotas: QuotaSnapshots;
+  /** Group commit for the holds and settlements of text calls. */
+  textMoney: GroupCommit<TextMoneyOp>;
   /** Group commit for task submits (see modules/tasks/submit-batcher.ts). */
   submits: SubmitBatcher;
   channels: ChannelRouter;
@@ -84,6 +88,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     metrics: new Metrics(),
     pricing,
     quotas,
+    textMoney: textMoney(db, dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.dbPoolSize / 2)), (keyIds) => quotas.changed(keyIds)),
     submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.dbPoolSize / 2)), (tasks) =>
       quotas.changed(tasks.map((t) => t.key_id)),
     ),

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { GroupCommit } from '../../db/group-commit.ts';
 import type { Database, Task } from '../../db/types.ts';
 import { enqueueMany } from '../../jobs/jobs.repo.ts';
 import { debitMany, InsufficientFunds } from '../billing/ledger.ts';
@@ -21,54 +22,13 @@ export async function writeSubmits(trx: Transaction<Database>, tasks: Task[]): P
   return failures;
 }
 
-interface Pending {
-  task: Task;
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
-/**
- * Group commit for submits. Submits that arrive while a batch is being written wait and go
- * together into the next transaction, so a burst pays for one commit, not one each. A submit is
- * acknowledged only after its batch committed.
- */
-export class SubmitBatcher {
-  private queue: Pending[] = [];
-  private running = 0;
-
-  constructor(
-    private readonly db: Kysely<Database>,
-    /** SQLite has one writer: one batch at a time. Postgres can commit several in parallel. */
-    private readonly parallel: number,
-    /** Runs after each commit with the tasks it wrote. */
-    private readonly committed: (tasks: Task[]) => void = () => {},
-    private readonly maxBatch = 200,
-  ) {}
-
-  submit(task: Task): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ task, resolve, reject });
-      if (this.running < this.parallel) void this.drain();
-    });
+/** Group commit for submits (see db/group-commit.ts). */
+export class SubmitBatcher extends GroupCommit<Task> {
+  constructor(db: Kysely<Database>, parallel: number, committed?: (tasks: Task[]) => void) {
+    super(db, parallel, writeSubmits, committed);
   }
 
-  private async drain(): Promise<void> {
-    this.running++;
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxBatch);
-        let failures: (InsufficientFunds | undefined)[];
-        try {
-          failures = await this.db.transaction().execute((trx) => writeSubmits(trx, batch.map((p) => p.task)));
-        } catch (error) {
-          for (const pending of batch) pending.reject(error);
-          continue;
-        }
-        this.committed(batch.filter((_, i) => !failures[i]).map((p) => p.task));
-        batch.forEach((pending, i) => (failures[i] ? pending.reject(failures[i]) : pending.resolve()));
-      }
-    } finally {
-      this.running--;
-    }
+  submit(task: Task): Promise<void> {
+    return this.add(task);
   }
 }

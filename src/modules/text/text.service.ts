@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import { forbidden, notFound, paymentRequired, type ApiError } from '../../http/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
-import { debit, InsufficientFunds, refund } from '../billing/ledger.ts';
+import { InsufficientFunds } from '../billing/ledger.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from './text.types.ts';
 import { TextUpstreamUnavailable } from './text.types.ts';
@@ -39,38 +39,32 @@ async function hold(ctx: AppContext, call: TextCall): Promise<number> {
   if (!ctx.pricing.isPerToken(model)) throw forbidden(`Model ${model} has no price set; ask the operator`);
   const units = ctx.pricing.tokenUnits(model, promptTokens(call.request), call.request.maxTokens);
   try {
-    await ctx.db.transaction().execute((trx) =>
-      debit(trx, 'hold', { userId: call.key.user_id, keyId: call.key.id, keyLimited: call.key.unlimited !== 1, amount: units, ref: call.requestId }),
-    );
+    await ctx.textMoney.add({ kind: 'hold', movement: { userId: call.key.user_id, keyId: call.key.id, keyLimited: call.key.unlimited !== 1, amount: units, ref: call.requestId } });
   } catch (err) {
     if (err instanceof InsufficientFunds) throw paymentRequired(`Insufficient ${err.payer === 'account' ? 'account balance' : 'key quota'} for the prompt plus ${call.request.maxTokens} output tokens`);
     throw err;
   }
-  ctx.quotas.changed([call.key.id]);
   return units;
 }
 
 async function settle(ctx: AppContext, call: TextCall, held: number, usage: TextUsage, status: 'ok' | 'failed' | 'aborted'): Promise<number> {
   const cost = status === 'failed' ? 0 : Math.min(held, ctx.pricing.tokenUnits(call.request.model, usage.inputTokens, usage.outputTokens));
-  await ctx.db.transaction().execute(async (trx) => {
-    await refund(trx, { userId: call.key.user_id, keyId: call.key.id, keyLimited: call.key.unlimited !== 1, amount: held - cost, ref: call.requestId, note: `text ${status}` });
-    await trx
-      .insertInto('usage')
-      .values({
-        user_id: call.key.user_id,
-        key_id: call.key.id,
-        model: call.request.model,
-        endpoint: call.endpoint,
-        request_id: call.requestId,
-        input_tokens: usage.inputTokens,
-        output_tokens: usage.outputTokens,
-        cost,
-        status,
-        created_at: Date.now(),
-      })
-      .execute();
+  await ctx.textMoney.add({
+    kind: 'settle',
+    movement: { userId: call.key.user_id, keyId: call.key.id, keyLimited: call.key.unlimited !== 1, amount: held - cost, ref: call.requestId, note: `text ${status}` },
+    usage: {
+      user_id: call.key.user_id,
+      key_id: call.key.id,
+      model: call.request.model,
+      endpoint: call.endpoint,
+      request_id: call.requestId,
+      input_tokens: usage.inputTokens,
+      output_tokens: usage.outputTokens,
+      cost,
+      status,
+      created_at: Date.now(),
+    },
   });
-  ctx.quotas.changed([call.key.id]);
   return cost;
 }
 

@@ -1,0 +1,56 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './types.ts';
+
+interface Pending<Item> {
+  item: Item;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Group commit: small writes that arrive while a batch is being written wait and go together into
+ * the next transaction, so a burst pays for one commit, not one each. `write` handles a whole batch
+ * and says, per item, why it could not be written (or undefined); a caller is answered only after
+ * the commit. Used for task submits and for text-call holds and settlements.
+ */
+export class GroupCommit<Item> {
+  private queue: Pending<Item>[] = [];
+  private running = 0;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** SQLite has one writer: one batch at a time. Postgres can commit several in parallel. */
+    private readonly parallel: number,
+    private readonly write: (trx: Transaction<Database>, items: Item[]) => Promise<(Error | undefined)[]>,
+    /** Runs after each commit with the items it wrote. */
+    private readonly committed: (items: Item[]) => void = () => {},
+    private readonly maxBatch = 200,
+  ) {}
+
+  add(item: Item): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (this.running < this.parallel) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running++;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        let failures: (Error | undefined)[];
+        try {
+          failures = await this.db.transaction().execute((trx) => this.write(trx, batch.map((p) => p.item)));
+        } catch (error) {
+          for (const pending of batch) pending.reject(error);
+          continue;
+        }
+        this.committed(batch.filter((_, i) => !failures[i]).map((p) => p.item));
+        batch.forEach((pending, i) => (failures[i] ? pending.reject(failures[i]) : pending.resolve()));
+      }
+    } finally {
+      this.running--;
+    }
+  }
+}
