@@ -120,3 +120,42 @@ describe(`native envelope for the rest of SPEC 7.2 [${backendName}]`, () => {
     expect(limited.json()).toEqual({ error: { code: 429, message: expect.any(String), status: 'RESOURCE_EXHAUSTED' } });
   });
 });
+
+describe(`an abandoned stream [${backendName}]`, () => {
+  it('is charged for what was produced, and the upstream call is cancelled', async () => {
+    second.mode = 'slow';
+    try {
+      const account = await seedAccount(t.ctx, 1);
+      const { request } = await import('undici');
+      const controller = new AbortController();
+      const res = await request(`${base}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': account.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 4000, stream: true, messages: [{ role: 'user', content: 'talk' }] }),
+        signal: controller.signal,
+      });
+      let seen = '';
+      try {
+        for await (const chunk of res.body) {
+          seen += chunk.toString();
+          if ((seen.match(/content_block_delta/g) ?? []).length >= 3) controller.abort();
+        }
+      } catch {
+        // aborted by us
+      }
+      const usage = async () => t.ctx.db.selectFrom('usage').selectAll().where('user_id', '=', account.user.id).execute();
+      for (let i = 0; i < 100 && (await usage()).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      const [row] = await usage();
+      expect(row).toMatchObject({ status: 'aborted' });
+      expect(row!.output_tokens).toBeGreaterThan(0);
+      expect(row!.output_tokens).toBeLessThan(200);
+      expect(Number(row!.cost)).toBeGreaterThan(0);
+      for (let i = 0; i < 40 && second.cancelled === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(second.cancelled).toBe(1);
+      const balance = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json();
+      expect(balance.used_balance).toBeCloseTo(Number(row!.cost) / 1e6);
+    } finally {
+      second.mode = 'ok';
+    }
+  });
+});

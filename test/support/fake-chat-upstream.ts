@@ -4,17 +4,19 @@ import type { AddressInfo } from 'node:net';
 // A real local HTTP server that speaks the chat-completions protocol, standing in for an upstream
 // provider. `mode` decides how it answers; every request is counted and kept.
 
-export type UpstreamMode = 'ok' | 'down' | 'unauthorized';
+export type UpstreamMode = 'ok' | 'down' | 'unauthorized' | 'slow';
 
 export interface FakeChatUpstream {
   url: string;
   requests: { headers: http.IncomingHttpHeaders; body: any }[];
+  /** Streams whose client went away before the end. */
+  cancelled: number;
   mode: UpstreamMode;
   close(): Promise<void>;
 }
 
 export async function startFakeChatUpstream(secret: string, mode: UpstreamMode = 'ok'): Promise<FakeChatUpstream> {
-  const fake = { requests: [], mode } as unknown as FakeChatUpstream;
+  const fake = { requests: [], mode, cancelled: 0 } as unknown as FakeChatUpstream;
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
@@ -34,6 +36,19 @@ export async function startFakeChatUpstream(secret: string, mode: UpstreamMode =
           .end(JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage }));
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (fake.mode === 'slow') {
+        // One word every 50 ms, for a long time: a client that leaves is noticed.
+        let i = 0;
+        const timer = setInterval(() => {
+          res.write(`data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: `word${i++} ` }, finish_reason: null }] })}\n\n`);
+          if (i > 200) (clearInterval(timer), res.end('data: [DONE]\n\n'));
+        }, 50);
+        res.on('close', () => {
+          if (!res.writableFinished) fake.cancelled++;
+          clearInterval(timer);
+        });
+        return;
+      }
       for (const word of text.split(/(?<= )/)) {
         res.write(`data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: word }, finish_reason: null }] })}\n\n`);
       }
