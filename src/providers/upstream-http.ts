@@ -1,5 +1,6 @@
 import { Pool, type Dispatcher } from 'undici';
-import { TextUpstreamUnavailable } from '../modules/text/text.types.ts';
+import type { Channel } from '../db/types.ts';
+import { TextUpstreamUnavailable, type TextChunk, type TextProvider, type TextRequest, type TextResult } from '../modules/text/text.types.ts';
 
 // One keep-alive pool per upstream origin (undici's pooled `request` is several times faster here
 // than the global fetch). Failures that another channel might not have become
@@ -65,4 +66,19 @@ export async function* sseData(body: AsyncIterable<Buffer | string>): AsyncGener
       if (data) yield data;
     }
   }
+}
+
+/** What the text adapters share: the channel's address and secret, and a timed JSON POST to it. */
+export abstract class UpstreamText implements TextProvider {
+  constructor(
+    protected readonly channel: Channel,
+    private readonly timeoutMs: number,
+  ) {}
+
+  protected post(path: string, headers: Record<string, string>, body: unknown, signal: AbortSignal) {
+    return postJson({ url: `${this.channel.base_url}${path}`, headers, body, timeoutMs: this.timeoutMs, signal });
+  }
+
+  abstract generate(request: TextRequest, signal: AbortSignal): Promise<TextResult>;
+  abstract stream(request: TextRequest, signal: AbortSignal): AsyncIterable<TextChunk>;
 }

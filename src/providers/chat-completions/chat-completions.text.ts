@@ -1,8 +1,7 @@
-import type { Channel } from '../../db/types.ts';
 import { badGateway, badRequest } from '../../http/errors.ts';
-import type { FinishReason, TextChunk, TextProvider, TextRequest, TextResult } from '../../modules/text/text.types.ts';
+import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
 import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
-import { postJson, sseData } from '../upstream-http.ts';
+import { sseData, UpstreamText } from '../upstream-http.ts';
 
 // The chat-completions protocol, the most common upstream: requests, responses, errors and streams
 // are translated both ways. The channel's secret goes upstream and nowhere else.
@@ -43,20 +42,11 @@ export async function clientError(statusCode: number, body: { text(): Promise<st
   throw badGateway(`upstream refused the call (${statusCode})`);
 }
 
-export class ChatCompletionsText implements TextProvider {
-  constructor(
-    private readonly channel: Channel,
-    private readonly timeoutMs: number,
-  ) {}
+export class ChatCompletionsText extends UpstreamText {
 
   private call(request: TextRequest, stream: boolean, signal: AbortSignal) {
-    return postJson({
-      url: `${this.channel.base_url}/v1/chat/completions`,
-      headers: this.channel.secret ? { authorization: `Bearer ${this.channel.secret}` } : {},
-      body: toChat(request, stream),
-      timeoutMs: this.timeoutMs,
-      signal,
-    });
+    const auth: Record<string, string> = this.channel.secret ? { authorization: `Bearer ${this.channel.secret}` } : {};
+    return this.post('/v1/chat/completions', auth, toChat(request, stream), signal);
   }
 
   async generate(request: TextRequest, signal: AbortSignal): Promise<TextResult> {

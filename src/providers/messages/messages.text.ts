@@ -1,8 +1,7 @@
-import type { Channel } from '../../db/types.ts';
-import type { FinishReason, TextChunk, TextProvider, TextRequest, TextResult } from '../../modules/text/text.types.ts';
+import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
 import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
-import { postJson, sseData } from '../upstream-http.ts';
+import { sseData, UpstreamText } from '../upstream-http.ts';
 
 // An upstream that speaks the messages format itself: the request goes through nearly unchanged.
 
@@ -23,20 +22,11 @@ function toMessages(request: TextRequest, stream: boolean) {
   };
 }
 
-export class MessagesText implements TextProvider {
-  constructor(
-    private readonly channel: Channel,
-    private readonly timeoutMs: number,
-  ) {}
+export class MessagesText extends UpstreamText {
 
   private call(request: TextRequest, stream: boolean, signal: AbortSignal) {
-    return postJson({
-      url: `${this.channel.base_url}/v1/messages`,
-      headers: { 'vendor-version': '2025-10-01', ...(this.channel.secret ? { 'x-api-key': this.channel.secret } : {}) },
-      body: toMessages(request, stream),
-      timeoutMs: this.timeoutMs,
-      signal,
-    });
+    const headers = { 'vendor-version': '2025-10-01', ...(this.channel.secret ? { 'x-api-key': this.channel.secret } : {}) };
+    return this.post('/v1/messages', headers, toMessages(request, stream), signal);
   }
 
   async generate(request: TextRequest, signal: AbortSignal): Promise<TextResult> {

@@ -1,8 +1,7 @@
-import type { Channel } from '../../db/types.ts';
-import type { FinishReason, TextChunk, TextProvider, TextRequest, TextResult } from '../../modules/text/text.types.ts';
+import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
 import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
-import { postJson, sseData } from '../upstream-http.ts';
+import { sseData, UpstreamText } from '../upstream-http.ts';
 
 // An upstream that speaks the native content/parts format: the caller's optional fields
 // (generationConfig, safetySettings, systemInstruction) pass through as they came. Answers may be
@@ -24,20 +23,11 @@ function toNative(request: TextRequest) {
 const finishOf = (reason: unknown): FinishReason => (reason === 'MAX_TOKENS' ? 'max_tokens' : 'stop');
 const textOf = (data: any) => ((data?.candidates?.[0]?.content?.parts ?? []) as { text?: string }[]).map((p) => p.text ?? '').join('');
 
-export class NativeText implements TextProvider {
-  constructor(
-    private readonly channel: Channel,
-    private readonly timeoutMs: number,
-  ) {}
+export class NativeText extends UpstreamText {
 
   private call(request: TextRequest, method: string, signal: AbortSignal) {
-    return postJson({
-      url: `${this.channel.base_url}/v1beta/models/${encodeURIComponent(request.model)}:${method}`,
-      headers: this.channel.secret ? { authorization: `Bearer ${this.channel.secret}` } : {},
-      body: toNative(request),
-      timeoutMs: this.timeoutMs,
-      signal,
-    });
+    const auth: Record<string, string> = this.channel.secret ? { authorization: `Bearer ${this.channel.secret}` } : {};
+    return this.post(`/v1beta/models/${encodeURIComponent(request.model)}:${method}`, auth, toNative(request), signal);
   }
 
   async generate(request: TextRequest, signal: AbortSignal): Promise<TextResult> {
