@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { createContext, type AppContext } from './context.ts';
 import { createDb } from './db/index.ts';
 import { migrateToLatest } from './db/migrations.ts';
-import { configOrExit, serve, work } from './main.ts';
+import { configOrExit, start, work } from './main.ts';
 import * as accounts from './modules/accounts/accounts.service.ts';
 import * as channels from './modules/channels/channels.service.ts';
 import { auditLedger } from './modules/billing/ledger.audit.ts';
@@ -132,7 +132,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   const config = configOrExit();
   if (command === 'serve' || command === 'worker') {
-    await (command === 'serve' ? serve(config) : work(config));
+    if (command === 'serve') start(config);
+    else await work(config);
     return -1;
   }
   if (command === 'migrate') {

@@ -1,3 +1,4 @@
+import os from 'node:os';
 // Configuration is read once from the environment into a frozen object. An invalid value stops the
 // process at start with a message naming the variable, instead of failing later mid-request.
 
@@ -31,6 +32,8 @@ export interface Config {
   filesDir: string;
   relayPollMs: number;
   upstreamTimeoutMs: number;
+  /** `gateway serve` forks this many processes sharing the port (0 = one process, no fork). */
+  cluster: number;
   webhook: {
     /** Tests and private deployments only: let callbacks reach private and loopback addresses. */
     allowPrivate: boolean;
@@ -164,6 +167,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     filesDir: str(env, 'FILES_DIR', './data/files'),
     relayPollMs: int(env, 'RELAY_POLL_MS', 2000, 10, 600_000),
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 30_000, 100, 600_000),
+    cluster: optional(env, 'CLUSTER') === 'auto' ? os.availableParallelism() : int(env, 'CLUSTER', 0, 0, 256),
     webhook: {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       ports: ports(env, 'WEBHOOK_ALLOWED_PORTS'),

@@ -1,8 +1,11 @@
+import cluster from 'node:cluster';
 import { pathToFileURL } from 'node:url';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createContext, type AppContext } from './context.ts';
 import { ensureDemoAccount } from './modules/accounts/demo.ts';
+import { createDb } from './db/index.ts';
+import { migrateToLatest } from './db/migrations.ts';
 import { ensureSimulatorChannel } from './modules/channels/channels.service.ts';
 import { allModelIds } from './modules/catalog/models.ts';
 import { startWorkers } from './modules/tasks/engine.ts';
@@ -79,6 +82,34 @@ export async function work(config: Readonly<Config>): Promise<void> {
   onShutdown(ctx, [() => workers.stop(SHUTDOWN_GRACE_MS - 5000)]);
 }
 
+/**
+ * CLUSTER=N (or `auto`, one per core): a primary forks N processes that share the port; a process
+ * that dies is replaced; SIGTERM is passed on and the primary exits when all have stopped.
+ */
+export async function serveCluster(config: Readonly<Config>): Promise<void> {
+  if (!cluster.isPrimary) return serve(config);
+  // Migrate once, before the processes start, so they never race each other for it.
+  const { db, dialect, schema, close } = createDb(config.databaseUrl);
+  await migrateToLatest(db, dialect, schema);
+  await close();
+  let stopping = false;
+  for (let i = 0; i < config.cluster; i++) cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    console.error(`gateway process ${worker.process.pid} exited (${signal ?? code}); starting another`);
+    cluster.fork();
+  });
+  const stop = () => {
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
 export function configOrExit(): Readonly<Config> {
   try {
     return loadConfig();
@@ -91,9 +122,11 @@ export function configOrExit(): Readonly<Config> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  serve(configOrExit()).catch((err) => {
+export function start(config: Readonly<Config>): void {
+  (config.cluster > 0 ? serveCluster(config) : serve(config)).catch((err) => {
     console.error('failed to start:', err instanceof Error ? err.message : err);
     process.exit(1);
   });
 }
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) start(configOrExit());
