@@ -67,3 +67,18 @@ describe('first start', () => {
     await expect(request(`${gateway.url}/healthz`)).rejects.toThrow();
   }, 30_000);
 });
+
+describe('CLUSTER', () => {
+  it('CLUSTER=2 serves from two processes on one port and stops on SIGTERM', async () => {
+    const gateway = await startGateway({ DATABASE_URL: tempDb(), CLUSTER: '2' });
+    const prefixes = new Set<string>();
+    for (let i = 0; i < 40 && prefixes.size < 2; i++) {
+      // A new connection each time, so the primary hands it to either process.
+      const res = await request(`${gateway.url}/healthz`, { headers: { connection: 'close' } });
+      await res.body.dump();
+      prefixes.add(String(res.headers['x-request-id']).split('-')[0]!);
+    }
+    expect(prefixes.size).toBe(2);
+    expect(await gateway.stop('SIGTERM')).toBe(0);
+  }, 60_000);
+});
