@@ -79,4 +79,28 @@ describe.skipIf(!usingPostgres || !usingRedis)(`three processes on Postgres and 
     const orphaned = await observer.ctx.db.selectFrom('jobs').select('id').where('lease_owner', 'like', `%:${killedPid}:%`).execute();
     expect(orphaned).toEqual([]);
   }, 240_000);
+
+  it('one per-key rate limit across the three, and a key deleted in one refused by the others within a second', async () => {
+    const database = await freshDatabase();
+    cleanups.push(() => database.drop());
+    const env = { ...database.env, REDIS_URL: process.env.REDIS_URL!, ADMIN_TOKEN, WORKERS: '0' };
+    const trio = await Promise.all([startGateway(env), startGateway(env), startGateway(env)]);
+    const user = await call('POST', `${trio[0]!.url}/admin/users`, adminHeaders, { name: 'trio', balance: 1 });
+    const limited = await call('POST', `${trio[0]!.url}/admin/keys`, adminHeaders, { user_id: user.body.id, unlimited: true, rate_limit_rpm: 9 });
+    const auth = { authorization: `Bearer ${limited.body.key}` };
+    const codes: number[] = [];
+    for (let i = 0; i < 9; i++) codes.push((await call('GET', `${trio[i % 3]!.url}/v1/user/balance`, auth)).status);
+    expect(codes.every((c) => c === 200)).toBe(true);
+    for (const gateway of trio) expect((await call('GET', `${gateway.url}/v1/user/balance`, auth)).status).toBe(429);
+
+    const doomed = await call('POST', `${trio[0]!.url}/admin/keys`, adminHeaders, { user_id: user.body.id, unlimited: true });
+    const doomedAuth = { authorization: `Bearer ${doomed.body.key}` };
+    for (const gateway of trio) expect((await call('GET', `${gateway.url}/v1/user/balance`, doomedAuth)).status).toBe(200);
+    await call('DELETE', `${trio[0]!.url}/admin/keys/${doomed.body.id}`, adminHeaders);
+    const deletedAt = Date.now();
+    for (const gateway of trio.slice(1)) {
+      await waitUntil('the refusal', async () => (await call('GET', `${gateway.url}/v1/user/balance`, doomedAuth)).status === 401, 3000);
+    }
+    expect(Date.now() - deletedAt).toBeLessThan(1000);
+  }, 60_000);
 });
