@@ -25,8 +25,8 @@ let nextPort = 19000 + Math.floor(Math.random() * 1000);
 export async function startServer(entry: string, env: Record<string, string>, health = '/healthz'): Promise<{ url: string; child: ChildProcess }> {
   const port = nextPort++;
   const args = ['--import', 'tsx', entry];
-  const command = hasTaskset ? 'taskset' : process.execPath;
-  const child = spawn(command, hasTaskset ? ['-c', '0', process.execPath, ...args] : args, {
+  const pin = hasTaskset && !env.NO_PIN;
+  const child = spawn(pin ? 'taskset' : process.execPath, pin ? ['-c', '0', process.execPath, ...args] : args, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', GATEWAY_DEMO: '0', HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -72,11 +72,14 @@ describe('CLUSTER', () => {
   it('CLUSTER=2 serves from two processes on one port and stops on SIGTERM', async () => {
     const gateway = await startGateway({ DATABASE_URL: tempDb(), CLUSTER: '2' });
     const prefixes = new Set<string>();
-    for (let i = 0; i < 40 && prefixes.size < 2; i++) {
+    // The second process may still be starting when the first answers: keep asking for a while.
+    const deadline = Date.now() + 30_000;
+    while (prefixes.size < 2 && Date.now() < deadline) {
       // A new connection each time, so the primary hands it to either process.
       const res = await request(`${gateway.url}/healthz`, { headers: { connection: 'close' } });
       await res.body.dump();
       prefixes.add(String(res.headers['x-request-id']).split('-')[0]!);
+      await new Promise((r) => setTimeout(r, 50));
     }
     expect(prefixes.size).toBe(2);
     expect(await gateway.stop('SIGTERM')).toBe(0);
