@@ -42,7 +42,8 @@ describe(`the gateway command prints JSON [${backendName}]`, () => {
     const channel = await gateway('channels', 'create', '--name', 'b', '--type', 'relay', '--base-url', 'http://127.0.0.1:9', '--models', 'imggen-2,imgpro-3-preview', '--mapping', 'imggen-2=imggen-2-ext');
     expect(channel.json).toMatchObject({ type: 'relay', models: ['imggen-2', 'imgpro-3-preview'], model_mapping: { 'imggen-2': 'imggen-2-ext' } });
     expect((await gateway('ledger', 'audit')).json).toEqual({ balanced: true, mismatches: [] });
-  }, 60_000);
+    // Twelve process starts: generous, as a loaded CI machine makes each one slow.
+  }, 180_000);
 
   it('a bad command exits 1 with a JSON error', async () => {
     const bad = await gateway('users', 'explode');
@@ -51,5 +52,5 @@ describe(`the gateway command prints JSON [${backendName}]`, () => {
     const missing = await gateway('keys', 'create', '--unlimited');
     expect(missing.code).toBe(1);
     expect(missing.json.error.message).toContain('--user');
-  }, 30_000);
+  }, 90_000);
 });

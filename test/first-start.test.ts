@@ -32,13 +32,13 @@ describe('first start', () => {
     const second = await startGateway({ DATABASE_URL, GATEWAY_DEMO: '', NODE_ENV: '' });
     await new Promise((r) => setTimeout(r, 300));
     expect(demoKey(second.output())).toBeUndefined();
-  }, 60_000);
+  }, 120_000);
 
   it('makes no demo account in production', async () => {
     const gateway = await startGateway({ DATABASE_URL: tempDb(), GATEWAY_DEMO: '', NODE_ENV: 'production' });
     await new Promise((r) => setTimeout(r, 300));
     expect(demoKey(gateway.output())).toBeUndefined();
-  }, 30_000);
+  }, 90_000);
 
   it.each([
     ['PORT', 'abc'],
@@ -58,14 +58,14 @@ describe('first start', () => {
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).not.toBe(0);
     expect(output).toContain(name);
-  }, 30_000);
+  }, 90_000);
 
   it('SIGTERM stops accepting and exits 0', async () => {
     const port = await freePort();
     const gateway = await startGateway({ DATABASE_URL: tempDb(), PORT: String(port) });
     expect(await gateway.stop('SIGTERM')).toBe(0);
     await expect(request(`${gateway.url}/healthz`)).rejects.toThrow();
-  }, 30_000);
+  }, 90_000);
 });
 
 describe('CLUSTER', () => {
@@ -83,5 +83,5 @@ describe('CLUSTER', () => {
     }
     expect(prefixes.size).toBe(2);
     expect(await gateway.stop('SIGTERM')).toBe(0);
-  }, 60_000);
+  }, 120_000);
 });

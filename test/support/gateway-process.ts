@@ -56,7 +56,7 @@ export async function startGateway(env: Record<string, string>, entry = 'src/mai
   };
   running.add(gateway);
   const healthy = entry === 'src/main.ts' || args[0] === 'serve';
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   while (healthy) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}:\n${output}`);
     try {
