@@ -5,7 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
     pool: 'forks',
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    hookTimeout: 120_000,
     // Spawned gateways and real ports: keep files from starving each other on a 2-core machine.
     maxWorkers: 2,
   },
