@@ -124,7 +124,15 @@ async function run(ctx: AppContext, words: string[], v: Values): Promise<unknown
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    console.error(JSON.stringify({ error: { code: 400, message, type: 'invalid_request_error' } }, null, 2));
+    return 1;
+  }
+  const { values, positionals } = parsed;
   const [command] = positionals;
   if (values.help || !command) {
     console.log(USAGE);

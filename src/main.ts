@@ -71,7 +71,16 @@ export async function serve(config: Readonly<Config>): Promise<void> {
   const workers = config.workers > 0 ? startWorkers(ctx) : undefined;
   await app.listen({ port: config.port, host: config.host });
   printWelcome(config, await ensureDemoAccount(ctx));
-  onShutdown(ctx, [() => app.close(), async () => workers?.stop(SHUTDOWN_GRACE_MS - 5000)]);
+  // server.close() waits for keep-alive sockets; close each one as soon as its response is done.
+  const closeHttp = async () => {
+    const reaper = setInterval(() => app.server.closeIdleConnections(), 50);
+    try {
+      await app.close();
+    } finally {
+      clearInterval(reaper);
+    }
+  };
+  onShutdown(ctx, [closeHttp, async () => workers?.stop(SHUTDOWN_GRACE_MS - 5000)]);
 }
 
 /** Background workers only: `gateway worker`. */

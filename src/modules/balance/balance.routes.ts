@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.ts';
 import { keyGuard } from '../../http/auth.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { KeyBalance, UserBalance } from './balance.schemas.ts';
-import { keyBalance, userBalance } from './balance.service.ts';
+import { keyBalance, MESSAGES, userBalance } from './balance.service.ts';
 
 export function balanceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -16,7 +16,10 @@ export function balanceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       response: { 200: KeyBalance, ...ErrorResponses },
     };
     for (const url of ['/v1/balance', '/balance']) {
-      app.get(url, { schema: keySchema, preValidation: allowDeleted }, (request) => keyBalance(ctx, request.apiKey!.id));
+      // The key cache knows of a deletion before the balance snapshot may: answer from it first.
+      app.get(url, { schema: keySchema, preValidation: allowDeleted }, async (request) =>
+        request.apiKey!.status === 'deleted' ? { success: false, message: MESSAGES.keyDeleted } : keyBalance(ctx, request.apiKey!.id),
+      );
     }
     const userSchema = {
       tags: ['balance'],
