@@ -198,7 +198,13 @@ export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?
       return Object.fromEntries(Object.entries(migrations).map(([name, make]) => [name, make(dialect)]));
     },
   };
-  const { error, results } = await new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) }).migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
+  // Kysely takes no lock on SQLite: two processes starting together on a new file can both try.
+  // Each migration runs in a transaction, so the loser rolls back; it then finds the work done.
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    if (dialect !== 'sqlite' || attempt >= 10) throw error instanceof Error ? error : new Error(String(error));
+    await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+  }
 }
