@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.ts';
 import { CORS_HEADERS, registerPreflight } from './http/cors.ts';
-import { registerErrorHandling } from './http/error-handler.ts';
+import { clientErrorHandler, errorHandler, registerErrorHandling } from './http/error-handler.ts';
+import { badRequest } from './http/errors.ts';
 import { ErrorEnvelope } from './http/schemas.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { balanceRoutes } from './modules/balance/balance.routes.ts';
@@ -27,8 +28,30 @@ const REQUEST_ID_PREFIX = randomBytes(6).toString('base64url');
 let requestCounter = 0;
 const nextRequestId = () => `${REQUEST_ID_PREFIX}-${(++requestCounter).toString(36)}`;
 
+// Postgres text cannot hold U+0000: a NUL in an id, a query value or a body string reached the
+// database and came back as a 500. No caller needs one, so it is refused up front on every backend.
+const NUL_REFUSED = 'Text must not contain the NUL character (U+0000)';
+function containsNul(body: unknown): boolean {
+  const pending = [body]; // a loop, not recursion: a deeply nested body must not overflow the stack
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      if (value.includes('\0')) return true;
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        if (key.includes('\0')) return true;
+        pending.push(item);
+      }
+    }
+  }
+  return false;
+}
+const refuseNulBody = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) =>
+  done(containsNul(request.body) ? badRequest(NUL_REFUSED) : undefined);
+
 /** The whole HTTP surface. It never listens: main.ts does, tests use `inject`. */
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const handleError = errorHandler(ctx.config.bodyLimitBytes);
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
     // No pino child per request (a measurable share of a cheap request): the few lines we log
@@ -47,6 +70,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     return503OnClosing: true,
     // Signed result links carry their render parameters in the path.
     routerOptions: { maxParamLength: 1000 },
+    // A bad percent-encoding or an over-long path parameter is refused before routing, so neither the
+    // error handler nor our onRequest hook sees it: without this Fastify answers in its own body.
+    frameworkErrors: (error, request, reply) => {
+      reply.headers(CORS_HEADERS).header('x-request-id', request.id);
+      handleError(error, request, reply);
+    },
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandling(app, ctx.config.bodyLimitBytes);
@@ -56,7 +86,12 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(CORS_HEADERS);
     reply.header('x-request-id', request.id);
-    done();
+    done(request.url.includes('%00') ? badRequest(NUL_REFUSED) : undefined);
+  });
+  // The body check goes only on routes that can take a body, after their own guards.
+  app.addHook('onRoute', (route) => {
+    if ([route.method].flat().every((method) => method === 'GET' || method === 'HEAD')) return;
+    route.preValidation = [route.preValidation ?? []].flat().concat(refuseNulBody);
   });
   const accessLog = ctx.logger.isLevelEnabled('info');
   app.addHook('onResponse', (request, reply, done) => {

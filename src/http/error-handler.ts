@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, nativeStatus, notFound, payloadTooLarge, typeForStatus, unsupportedMediaType } from './errors.ts';
 
@@ -17,8 +19,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   return reply.status(error.status).send(errorBody(request.url, error));
 }
 
-function toApiError(error: FastifyError, bodyLimit: number): ApiError | undefined {
+function toApiError(error: FastifyError, request: FastifyRequest, bodyLimit: number): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  // `throw undefined` (or null) reaches us as is: reading a field of it would crash this handler.
+  if (error === null || typeof error !== 'object') return undefined;
   if (error.validation) {
     const first = error.validation[0];
     if (error.validationContext === 'body' && first?.instancePath === '' && first.keyword === 'type') {
@@ -34,23 +38,48 @@ function toApiError(error: FastifyError, bodyLimit: number): ApiError | undefine
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError(400, 'invalid_request_error', 'Request body is empty but content-type is application/json');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return unsupportedMediaType(String(error.message.split(': ').pop() ?? ''));
+      // Fastify's message names no type; the caller's header does (capped: it is echoed back).
+      return unsupportedMediaType(String(request.headers['content-type'] ?? '').slice(0, 100));
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return new ApiError(status, typeForStatus(status), error.message);
   return undefined;
 }
 
-export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const apiError = toApiError(error, bodyLimit);
+/** The route error handler; app.ts also hands it Fastify's pre-routing errors (`frameworkErrors`). */
+export function errorHandler(bodyLimit: number) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const apiError = toApiError(error, request, bodyLimit);
     if (apiError) return sendError(request, reply, apiError);
     // A bug or an unexpected failure: log everything, tell the caller nothing but the request id.
     request.log.error({ err: error, reqId: request.id, method: request.method, url: request.url }, 'unhandled error');
     const hidden = new ApiError(500, 'server_error', `Internal server error (request id ${request.id})`);
     return sendError(request, reply, hidden);
-  });
+  };
+}
+
+export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler(errorHandler(bodyLimit));
   app.setNotFoundHandler((request, reply) =>
     sendError(request, reply, notFound(`No route for ${request.method} ${request.url.split('?')[0]}`)),
   );
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser refuses (bad header line, headers over
+ * the size limit) has no URL or request object, so it gets the standard envelope written on the
+ * socket, where Fastify's default would write its own body.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const message = { 408: 'Request timed out', 431: 'Request headers are too large' }[status as 408 | 431] ?? 'Malformed HTTP request';
+  const body = JSON.stringify(errorBody('/', new ApiError(status, typeForStatus(status), message)));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
