@@ -3,6 +3,8 @@ import { ApiError } from '../src/http/errors.ts';
 import { normalizeImageRequest } from '../src/modules/catalog/image-rules.ts';
 import { normalizeVideoRequest } from '../src/modules/catalog/video-rules.ts';
 import { MODELS, resolveModel } from '../src/modules/catalog/models.ts';
+import fs from 'node:fs';
+import { pixelSizesMarkdown } from '../src/modules/catalog/pixel-doc.ts';
 import { imagePixelSize, videoPixelSize } from '../src/modules/catalog/pixels.ts';
 
 // One test per rule of SPEC 4.5.1-4.5.3, 4.6.1-4.6.7 and table 8, accepting and rejecting at each bound.
@@ -300,6 +302,21 @@ describe('pixel sizes', () => {
     expect(imagePixelSize('1:1', '2k')).toEqual({ width: 2048, height: 2048 });
     expect(imagePixelSize('1:1', '4k')).toEqual({ width: 2880, height: 2880 });
     expect(imagePixelSize('16:9', '4k')).toEqual({ width: 3840, height: 2160 });
+  });
+  it('no size holds more pixels than its tier\'s 1:1 image, and every side is a multiple of 16', () => {
+    for (const ratio of new Set(MODELS.flatMap((m) => (m.kind === 'image' ? m.ratios : [])))) {
+      for (const tier of ['0.5k', '1k', '2k', '3k', '4k']) {
+        const { width, height } = imagePixelSize(ratio, tier);
+        const square = imagePixelSize('1:1', tier).width;
+        expect(width * height, `${ratio} ${tier}`).toBeLessThanOrEqual(square * square);
+        expect([width % 16, height % 16]).toEqual([0, 0]);
+      }
+    }
+    expect(imagePixelSize('4:3', '4k')).toEqual({ width: 3312, height: 2480 });
+    expect(imagePixelSize('3:4', '4k')).toEqual({ width: 2480, height: 3312 });
+  });
+  it('docs/pixel-sizes.md is the table the code produces (npm run docs:pixels)', () => {
+    expect(fs.readFileSync(new URL('../docs/pixel-sizes.md', import.meta.url), 'utf8')).toBe(pixelSizesMarkdown());
   });
   it('video frames: 16:9 720p is 1280x720, 9:16 1080p is 1080x1920', () => {
     expect(videoPixelSize('16:9', '720p')).toEqual({ width: 1280, height: 720 });

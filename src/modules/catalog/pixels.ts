@@ -1,6 +1,7 @@
 // Pixel sizes for ratio x resolution. SPEC fixes 1:1 (1024, 2048, 2880 at 1k/2k/4k); every other size
 // follows one rule: the long side is the tier's base, then both sides shrink until the image holds
-// no more pixels than the tier's 1:1 image, and both are rounded to a multiple of 16.
+// no more pixels than the tier's 1:1 image, and both are rounded to a multiple of 16 (down, where
+// rounding to the nearest would cross the tier's pixel budget again, as 4:3 at 4k would).
 // That keeps 16:9 at 4k at exactly 3840x2160 (= 2880^2 pixels) and 1:1 at 4k at 2880x2880.
 
 const IMAGE_TIERS: Record<string, { base: number; square: number }> = {
@@ -12,6 +13,7 @@ const IMAGE_TIERS: Record<string, { base: number; square: number }> = {
 };
 
 const round16 = (value: number) => Math.max(16, Math.round(value / 16) * 16);
+const floor16 = (value: number) => Math.max(16, Math.floor(value / 16) * 16);
 const roundEven = (value: number) => Math.max(2, Math.round(value / 2) * 2);
 
 export function parseRatio(ratio: string): [number, number] {
@@ -28,7 +30,9 @@ export function imagePixelSize(ratio: string, resolution: string): { width: numb
   const scale = Math.min(1, Math.sqrt((tier.square * tier.square) / (width * height)));
   width *= scale;
   height *= scale;
-  return { width: round16(width), height: round16(height) };
+  const nearest = { width: round16(width), height: round16(height) };
+  if (nearest.width * nearest.height <= tier.square * tier.square) return nearest;
+  return { width: floor16(width), height: floor16(height) };
 }
 
 const VIDEO_SHORT_SIDE: Record<string, number> = { '480p': 480, '720p': 720, '1080p': 1080, '4k': 2160 };
