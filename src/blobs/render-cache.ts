@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { RenderSpec, SignedFile } from './signed-urls.ts';
-import { renderImage, renderVideo } from '../providers/simulator/media.ts';
+import { renderImage, renderLastFrame, renderVideo } from '../providers/simulator/media.ts';
 
 // Rendered files are kept on local disk so a link downloaded twice renders once. The cache is only
 // a cache: a process without the file renders it again from the signed parameters. Entries are named
@@ -61,8 +61,8 @@ async function render(spec: RenderSpec): Promise<Buffer> {
     case 'image':
       return renderImage({ width: spec.w, height: spec.h, format: spec.f, compression: spec.q, seed: spec.s, transparent: spec.t });
     case 'video':
-      return (await renderVideo({ width: spec.w, height: spec.h, durationSeconds: spec.d, seed: spec.s, withAudio: spec.a })).video;
+      return renderVideo({ width: spec.w, height: spec.h, durationSeconds: spec.d, seed: spec.s, withAudio: spec.a });
     case 'frame':
-      return (await renderVideo({ width: spec.w, height: spec.h, durationSeconds: spec.d, seed: spec.s })).lastFrame;
+      return renderLastFrame({ width: spec.w, height: spec.h, durationSeconds: spec.d, seed: spec.s });
   }
 }

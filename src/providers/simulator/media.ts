@@ -65,20 +65,43 @@ function run(args: string[]): Promise<void> {
 
 const hex = ([r, g, b]: [number, number, number]) => `0x${[r, g, b].map((v) => v.toString(16).padStart(2, '0')).join('')}`;
 
-export async function renderVideo(spec: VideoSpec): Promise<{ video: Buffer; lastFrame: Buffer }> {
+const FRAME_RATE = 8;
+
+function syntheticSource(spec: VideoSpec): string {
+  const [background, box] = palette(spec.seed);
+  return (
+    `color=c=${hex(background!)}:s=${spec.width}x${spec.height}:r=${FRAME_RATE}:d=${spec.durationSeconds},` +
+    `drawbox=x='mod(t*iw/4,iw)':y=ih/3:w=iw/8:h=ih/8:color=${hex(box!)}:t=fill`
+  );
+}
+
+async function withTempDir<T>(work: (dir: string) => Promise<T>): Promise<T> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), `gw-video-${randomBytes(3).toString('hex')}-`));
   try {
-    const [background, box] = palette(spec.seed);
-    const source =
-      `color=c=${hex(background!)}:s=${spec.width}x${spec.height}:r=8:d=${spec.durationSeconds},` +
-      `drawbox=x='mod(t*iw/4,iw)':y=ih/3:w=iw/8:h=ih/8:color=${hex(box!)}:t=fill`;
-    const videoFile = path.join(dir, 'video.mp4');
-    const frameFile = path.join(dir, 'last.png');
-    const audio = spec.withAudio ? ['-f', 'lavfi', '-i', `sine=frequency=440:duration=${spec.durationSeconds}`, '-c:a', 'aac', '-shortest'] : [];
-    await run(['-f', 'lavfi', '-i', source, ...audio, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', videoFile]);
-    await run(['-sseof', '-0.3', '-i', videoFile, '-frames:v', '1', '-update', '1', frameFile]);
-    return { video: await fs.readFile(videoFile), lastFrame: await fs.readFile(frameFile) };
+    return await work(dir);
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
+}
+
+export function renderVideo(spec: VideoSpec): Promise<Buffer> {
+  return withTempDir(async (dir) => {
+    const videoFile = path.join(dir, 'video.mp4');
+    const audio = spec.withAudio ? ['-f', 'lavfi', '-i', `sine=frequency=440:duration=${spec.durationSeconds}`, '-c:a', 'aac', '-shortest'] : [];
+    await run(['-f', 'lavfi', '-i', syntheticSource(spec), ...audio, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', videoFile]);
+    return fs.readFile(videoFile);
+  });
+}
+
+/**
+ * The video's last frame as a PNG, drawn straight from the synthetic source at the last frame's
+ * time: no H.264 encode of the whole clip just to decode its end again.
+ */
+export function renderLastFrame(spec: VideoSpec): Promise<Buffer> {
+  return withTempDir(async (dir) => {
+    const frameFile = path.join(dir, 'last.png');
+    const lastFrameTime = Math.max(0, spec.durationSeconds - 1 / FRAME_RATE);
+    await run(['-ss', lastFrameTime.toFixed(3), '-f', 'lavfi', '-i', syntheticSource(spec), '-frames:v', '1', '-update', '1', frameFile]);
+    return fs.readFile(frameFile);
+  });
 }
