@@ -66,6 +66,23 @@ describe('first start', () => {
     expect(await gateway.stop('SIGTERM')).toBe(0);
     await expect(request(`${gateway.url}/healthz`)).rejects.toThrow();
   }, 90_000);
+
+  it('SIGTERM with a request in flight: the request completes with 200, then the process exits 0', async () => {
+    const gateway = await startGateway({ DATABASE_URL: tempDb(), GATEWAY_DEMO: '', NODE_ENV: '' });
+    const key = await waitForKey(gateway);
+    // A text call the simulator holds for a second: still running when the signal arrives.
+    const inFlight = request(`${gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key!, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 16, messages: [{ role: 'user', content: 'hi [sim:delay=1]' }] }),
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const exitCode = gateway.stop('SIGTERM');
+    const res = await inFlight;
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.json()).toMatchObject({ type: 'message', role: 'assistant' });
+    expect(await exitCode).toBe(0);
+  }, 90_000);
 });
 
 describe('CLUSTER', () => {
