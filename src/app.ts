@@ -9,6 +9,9 @@ import { clientErrorHandler, errorHandler, registerErrorHandling } from './http/
 import { badRequest } from './http/errors.ts';
 import { ErrorEnvelope } from './http/schemas.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
+import { registerConsolePages } from './modules/console/console-pages.ts';
+import { consoleRoutes } from './modules/console/console.routes.ts';
+import { sessionRoutes } from './modules/console/session.routes.ts';
 import { balanceRoutes } from './modules/balance/balance.routes.ts';
 import { systemRoutes } from './modules/system/system.routes.ts';
 import { channelsRoutes } from './modules/channels/channels.routes.ts';
@@ -113,7 +116,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'API key' },
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'API key (messages endpoint)' },
-          admin: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+          admin: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN (or an operator console session)' },
+          consoleSession: { type: 'apiKey', in: 'cookie', name: 'gw_console', description: 'Console session cookie; writes also need the x-csrf-token header' },
         },
       },
     },
@@ -132,5 +136,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(avatarsRoutes(ctx));
   await app.register(nativeRoutes(ctx));
   await app.register(messagesRoutes(ctx));
+  await app.register(sessionRoutes(ctx));
+  await app.register(consoleRoutes(ctx));
+  await registerConsolePages(app, ctx);
   return app;
 }

@@ -34,6 +34,13 @@ export interface Config {
   upstreamTimeoutMs: number;
   /** `gateway serve` forks this many processes sharing the port (0 = one process, no fork). */
   cluster: number;
+  console: {
+    /** Sign-in attempts per minute, per client address and per email. */
+    signInRpm: number;
+    sessionHours: number;
+    /** The built console (vite build output); absent = the console is not served. */
+    distDir: string;
+  };
   webhook: {
     /** Tests and private deployments only: let callbacks reach private and loopback addresses. */
     allowPrivate: boolean;
@@ -168,6 +175,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     relayPollMs: int(env, 'RELAY_POLL_MS', 2000, 10, 600_000),
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 30_000, 100, 600_000),
     cluster: optional(env, 'CLUSTER') === 'auto' ? os.availableParallelism() : int(env, 'CLUSTER', 0, 0, 256),
+    console: {
+      signInRpm: int(env, 'CONSOLE_SIGNIN_RPM', 10, 1, 100_000),
+      sessionHours: int(env, 'CONSOLE_SESSION_HOURS', 12, 1, 24 * 30),
+      distDir: str(env, 'CONSOLE_DIST_DIR', './dist/console'),
+    },
     webhook: {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       ports: ports(env, 'WEBHOOK_ALLOWED_PORTS'),

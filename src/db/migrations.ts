@@ -190,6 +190,30 @@ const migrations: Record<string, DialectMigration> = {
       await db.schema.createIndex('usage_user').on('usage').columns(['user_id', 'id']).execute();
     },
   }),
+  '0006_console': () => ({
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('console_credentials')
+        .addColumn('user_id', 'text', (c) => c.primaryKey().references('users.id'))
+        .addColumn('email', 'text', (c) => c.notNull().unique())
+        .addColumn('password_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('console_sessions')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('user_id', 'text')
+        .addColumn('csrf_token', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('console_sessions_expiry').on('console_sessions').column('expires_at').execute();
+      // Per-account lists for the console: usage by key, tasks newest first.
+      await db.schema.createIndex('usage_key').on('usage').columns(['key_id', 'created_at']).execute();
+    },
+  }),
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?: string): Promise<string[]> {

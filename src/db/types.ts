@@ -177,6 +177,28 @@ export interface UsageTable {
   created_at: number;
 }
 
+/** Console sign-in of an account holder (the operator signs in with ADMIN_TOKEN instead). */
+export interface ConsoleCredentialsTable {
+  user_id: string;
+  /** Lower-cased. */
+  email: string;
+  /** `scrypt$N$r$p$salt$hash`, base64url parts. */
+  password_hash: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ConsoleSessionsTable {
+  /** sha256 of the cookie's token: a leaked table row cannot be replayed as a cookie. */
+  token_hash: string;
+  role: 'account' | 'operator';
+  /** null for operator sessions. */
+  user_id: string | null;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -189,6 +211,8 @@ export interface Database {
   asset_groups: AssetGroupsTable;
   assets: AssetsTable;
   usage: UsageTable;
+  console_credentials: ConsoleCredentialsTable;
+  console_sessions: ConsoleSessionsTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../context.ts';
 import type { CachedKey } from '../lib/key-cache.ts';
+import { readSession } from '../modules/console/session-guard.ts';
 import { forbidden, rateLimited, unauthorized } from './errors.ts';
 
 declare module 'fastify' {
@@ -70,7 +71,13 @@ export function adminGuard(ctx: AppContext): preValidationAsyncHookHandler {
   return async function authenticateAdmin(request: FastifyRequest) {
     if (!expected) throw forbidden('The admin API is disabled: set ADMIN_TOKEN to enable it');
     const token = request.headers.authorization ? BEARER.exec(request.headers.authorization)?.[1] : undefined;
-    if (!token) throw unauthorized('Missing admin token: send Authorization: Bearer <ADMIN_TOKEN>');
+    if (!token) {
+      // The console's operator pages use the same routes with the session cookie an admin-token sign-in set.
+      const session = await readSession(ctx, request);
+      if (session?.role === 'operator') return;
+      if (session) throw forbidden('This session is an account holder\'s; the admin API needs the operator');
+      throw unauthorized('Missing admin token: send Authorization: Bearer <ADMIN_TOKEN>');
+    }
     if (!timingSafeEqual(digest(token), expected)) throw unauthorized('Invalid admin token');
   };
 }

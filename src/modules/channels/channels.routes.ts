@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { adminGuard } from '../../http/auth.ts';
 import { ErrorResponses, IdParams } from '../../http/schemas.ts';
+import { testChannel } from './channel-test.ts';
 import * as S from './channels.schemas.ts';
 import { changeChannel, createChannel, findChannels, removeChannel } from './channels.service.ts';
 
@@ -27,5 +28,9 @@ export function channelsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 
     app.delete('/admin/channels/:id', { schema: doc('Remove a channel', { params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }) } }) },
       async (request) => changed(await removeChannel(ctx.db, request.params.id)));
+
+    const TestResult = Type.Object({ ok: Type.Boolean(), latency_ms: Type.Integer(), detail: Type.String() });
+    app.post('/admin/channels/:id/test', { schema: doc('Make one small real call through the channel (not billed)', { params: IdParams, response: { 200: TestResult, ...ErrorResponses } }) },
+      (request) => testChannel(ctx, request.params.id));
   };
 }

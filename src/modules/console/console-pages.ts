@@ -1,0 +1,44 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.ts';
+import { serviceUnavailable } from '../../http/errors.ts';
+
+// The console is a static single-page app built by Vite (`npm run build:console`) into
+// CONSOLE_DIST_DIR and served from here: no CDN, no second server. It routes with the URL hash, so the
+// gateway only ever serves /console/ and the hashed asset files.
+
+function securityHeaders(ctx: AppContext): Record<string, string> {
+  const resultOrigin = new URL(ctx.config.publicBaseUrl).origin;
+  return {
+    'content-security-policy': `default-src 'self'; img-src 'self' data: ${resultOrigin}; media-src 'self' ${resultOrigin}; style-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`,
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'same-origin',
+  };
+}
+
+export async function registerConsolePages(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const root = path.resolve(ctx.config.console.distDir);
+  const built = fs.existsSync(path.join(root, 'index.html'));
+  const headers = securityHeaders(ctx);
+  app.get('/console', { schema: { hide: true } }, (_request, reply) => reply.redirect('/console/'));
+  if (!built) {
+    app.get('/console/', { schema: { hide: true } }, async () => {
+      throw serviceUnavailable(`The console is not built: run npm run build:console (looked in ${root})`);
+    });
+    return;
+  }
+  await app.register(fastifyStatic, {
+    root,
+    prefix: '/console/',
+    wildcard: false,
+    index: ['index.html'],
+    setHeaders(reply, filePath) {
+      reply.headers(headers);
+      // Vite names assets by content hash: they never change under one name.
+      reply.header('cache-control', filePath.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+    },
+  });
+}

@@ -1,0 +1,119 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.ts';
+import type { Task } from '../../db/types.ts';
+import { notFound } from '../../http/errors.ts';
+import { ErrorResponses, IdParams } from '../../http/schemas.ts';
+import { toBalance } from '../../lib/money.ts';
+import * as accounts from '../accounts/accounts.service.ts';
+import { getUser } from '../accounts/accounts.repo.ts';
+import { getKey } from '../accounts/keys.repo.ts';
+import { Key, CreatedKey } from '../admin/admin.schemas.ts';
+import { userBalance } from '../balance/balance.service.ts';
+import { getTask, listTasks } from '../tasks/tasks.repo.ts';
+import type { TaskResult } from '../../providers/types.ts';
+import { listAttempts, rotateSigningSecret, signingSecret } from '../webhooks/webhooks.repo.ts';
+import * as S from './console.schemas.ts';
+import { accountSessionGuard } from './session-guard.ts';
+import { findCredentialsByUser } from './sessions.repo.ts';
+import { usageByKey } from './usage.repo.ts';
+
+// The account holder's console pages: everything is scoped to the session's account, and another
+// account's key or task is a 404, exactly as if it did not exist.
+
+const TASK_PAGE = 50;
+
+function taskRow(task: Task, ctx: AppContext) {
+  const result = task.result ? (JSON.parse(task.result) as TaskResult) : undefined;
+  return {
+    id: task.id,
+    kind: task.kind,
+    model: task.model,
+    status: task.status,
+    created: Math.floor(task.created_at / 1000),
+    cost: task.cost === null ? null : toBalance(task.cost, ctx.config),
+    callback: task.webhook,
+    images: (result?.images ?? []).flatMap((i) => i.url),
+    videos: (result?.videos ?? []).flatMap((v) => v.url),
+    error: task.error_message,
+  };
+}
+
+export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.addHook('preValidation', accountSessionGuard(ctx));
+    const doc = <T extends object>(summary: string, extra: T) => ({ ...extra, tags: ['console'], summary, security: [{ consoleSession: [] }] });
+    const userId = (request: { consoleSession?: { user_id: string | null } }) => request.consoleSession!.user_id!;
+    async function ownKey(request: { consoleSession?: { user_id: string | null } }, id: string) {
+      const key = await getKey(ctx.db, id);
+      if (!key || key.user_id !== userId(request) || key.status === 'deleted') throw notFound(`No key ${id}`);
+      return key;
+    }
+    async function ownTask(request: { consoleSession?: { user_id: string | null } }, id: string) {
+      const task = await getTask(ctx.db, id);
+      if (!task || task.user_id !== userId(request)) throw notFound(`No task ${id}`);
+      return task;
+    }
+
+    app.get('/console/api/account', { schema: doc('The signed-in account and its balance', { response: { 200: S.Account, ...ErrorResponses } }) },
+      async (request) => {
+        const id = userId(request);
+        const [user, balance, credentials] = await Promise.all([getUser(ctx.db, id), userBalance(ctx, id), findCredentialsByUser(ctx.db, id)]);
+        if (!user || !balance.success) throw notFound('This account no longer exists');
+        const { success: _, ...numbers } = balance;
+        return { id: user.id, name: user.name, email: credentials?.email ?? null, ...numbers };
+      });
+
+    app.get('/console/api/keys', { schema: doc("The account's keys", { response: { 200: Type.Object({ data: Type.Array(Key) }) } }) },
+      async (request) => ({ data: await accounts.findKeys(ctx, userId(request)) }));
+
+    app.post('/console/api/keys', { schema: doc('Create a key (the secret is shown once)', { body: S.NewKeyBody, response: { 201: CreatedKey, ...ErrorResponses } }) },
+      async (request, reply) => reply.status(201).send(await accounts.createKey(ctx, { ...request.body, user_id: userId(request) })));
+
+    app.patch('/console/api/keys/:id', { schema: doc('Disable or re-enable a key', { params: IdParams, body: S.KeyStatusBody, response: { 200: Key, ...ErrorResponses } }) },
+      async (request) => {
+        await ownKey(request, request.params.id);
+        return accounts.changeKey(ctx, request.params.id, { status: request.body.status });
+      });
+
+    app.delete('/console/api/keys/:id', { schema: doc('Delete a key (refused by the API from then on)', { params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }), ...ErrorResponses } }) },
+      async (request) => {
+        await ownKey(request, request.params.id);
+        return accounts.deleteKey(ctx, request.params.id);
+      });
+
+    app.get('/console/api/usage', { schema: doc('Spend per key: text calls and tasks', { response: { 200: Type.Object({ data: Type.Array(S.KeyUsage) }) } }) },
+      async (request) => {
+        const id = userId(request);
+        const [usage, keys] = await Promise.all([usageByKey(ctx.db, id), accounts.findKeys(ctx, id)]);
+        const names = new Map(keys.map((k) => [k.id, k]));
+        return {
+          data: usage.map((u) => ({
+            ...u,
+            name: names.get(u.key_id)?.name ?? '(deleted key)',
+            status: names.get(u.key_id)?.status ?? 'deleted',
+            text_cost: toBalance(u.text_cost, ctx.config),
+            task_cost: toBalance(u.task_cost, ctx.config),
+          })),
+        };
+      });
+
+    app.get('/console/api/tasks', { schema: doc("The account's tasks, newest first (50 a page; `before` = the last id seen)", { querystring: S.TasksQuery, response: { 200: Type.Object({ data: Type.Array(S.TaskRow) }) } }) },
+      async (request) => {
+        const tasks = await listTasks(ctx.db, { userId: userId(request), before: request.query.before, limit: TASK_PAGE });
+        return { data: tasks.map((t) => taskRow(t, ctx)) };
+      });
+
+    app.get('/console/api/tasks/:id/callbacks', { schema: doc("A task's callback attempts", { params: IdParams, response: { 200: Type.Object({ data: Type.Array(S.Attempt) }), ...ErrorResponses } }) },
+      async (request) => {
+        await ownTask(request, request.params.id);
+        return { data: await listAttempts(ctx.db, request.params.id) };
+      });
+
+    app.get('/console/api/webhook-secret', { schema: doc('The callback signing secret', { response: { 200: S.SigningSecret, ...ErrorResponses } }) },
+      async (request) => ({ secret: (await signingSecret(ctx.db, userId(request)))! }));
+
+    app.post('/console/api/webhook-secret/rotate', { schema: doc('Replace the callback signing secret', { response: { 200: S.SigningSecret, ...ErrorResponses } }) },
+      async (request) => ({ secret: (await rotateSigningSecret(ctx.db, userId(request)))! }));
+  };
+}

@@ -1,0 +1,91 @@
+import { Type } from 'typebox';
+
+export const AccountSignInBody = Type.Object({
+  email: Type.String({ minLength: 1, maxLength: 320 }),
+  password: Type.String({ minLength: 1, maxLength: 1000 }),
+});
+
+export const OperatorSignInBody = Type.Object({ admin_token: Type.String({ minLength: 1, maxLength: 1000 }) });
+
+export const Session = Type.Object({
+  role: Type.Union([Type.Literal('account'), Type.Literal('operator')]),
+  user_id: Type.Union([Type.String(), Type.Null()]),
+  csrf_token: Type.String({ description: 'Send it back in the x-csrf-token header on every POST, PATCH and DELETE' }),
+});
+
+export const Account = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  email: Type.Union([Type.String(), Type.Null()]),
+  remain_balance: Type.Number({ description: 'As GET /user/balance (SPEC 2.3)' }),
+  remain_credits: Type.Integer(),
+  used_balance: Type.Number(),
+  used_credits: Type.Integer(),
+});
+
+export const NewKeyBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  quota: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: 'In the balance unit; omit with unlimited: true' })),
+  unlimited: Type.Optional(Type.Boolean()),
+  rate_limit_rpm: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()])),
+});
+
+export const KeyStatusBody = Type.Object({ status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]) });
+
+export const KeyUsage = Type.Object({
+  key_id: Type.String(),
+  name: Type.String(),
+  status: Type.String(),
+  text_calls: Type.Integer(),
+  input_tokens: Type.Integer(),
+  output_tokens: Type.Integer(),
+  text_cost: Type.Number(),
+  tasks: Type.Integer(),
+  task_cost: Type.Number(),
+});
+
+export const TasksQuery = Type.Object({ before: Type.Optional(Type.String({ maxLength: 100 })) });
+
+export const TaskRow = Type.Object(
+  {
+    id: Type.String(),
+    kind: Type.String(),
+    model: Type.String(),
+    status: Type.String(),
+    created: Type.Integer(),
+    cost: Type.Union([Type.Number(), Type.Null()]),
+    callback: Type.Union([Type.String(), Type.Null()]),
+    images: Type.Array(Type.String(), { description: 'Result image links (signed, expiring)' }),
+    videos: Type.Array(Type.String()),
+    error: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+export const Attempt = Type.Object({
+  round: Type.Integer(),
+  attempt: Type.Integer(),
+  url: Type.String(),
+  at: Type.Integer({ description: 'Unix time, ms' }),
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  duration_ms: Type.Integer(),
+  outcome: Type.String(),
+});
+
+export const SigningSecret = Type.Object({ secret: Type.String({ description: 'Standard Webhooks secret (whsec_...)' }) });
+
+export const CredentialsBody = Type.Object({
+  email: Type.String({ minLength: 3, maxLength: 320 }),
+  password: Type.String({ minLength: 1, maxLength: 1000 }),
+});
+
+export const StatsQuery = Type.Object({ days: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$' })) });
+
+export const DayTotals = Type.Object({
+  date: Type.String({ description: 'UTC day, YYYY-MM-DD' }),
+  requests: Type.Integer({ description: 'Billed requests: text calls and task submits' }),
+  spend: Type.Number({ description: 'In the balance unit' }),
+  completed: Type.Integer(),
+  failed: Type.Integer(),
+});

@@ -1,0 +1,76 @@
+import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import type { AppContext } from '../../context.ts';
+import { badRequest, forbidden, rateLimited, unauthorized } from '../../http/errors.ts';
+import { getUser } from '../accounts/accounts.repo.ts';
+import { decoyHash, hashPassword, verifyPassword } from './password.ts';
+import { tokenHash } from './session-guard.ts';
+import { deleteSession, deleteUserSessions, findCredentialsByEmail, insertSession, upsertCredentials } from './sessions.repo.ts';
+
+type Ctx = Pick<AppContext, 'db' | 'config' | 'rateLimiter'>;
+
+/** One message for an unknown email and a wrong password: the page must not reveal which emails exist. */
+export const BAD_SIGN_IN = 'Email or password is incorrect';
+
+const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+/** Per client address and per email, so neither one guesser nor many addresses can hammer one account. */
+async function limitAttempts(ctx: Ctx, subjects: string[]) {
+  for (const subject of subjects) {
+    const decision = await ctx.rateLimiter.hit(`console-signin:${subject}`, ctx.config.console.signInRpm);
+    if (!decision.allowed) throw rateLimited(Math.max(1, Math.ceil(decision.resetMs / 1000)));
+  }
+}
+
+export interface NewSession {
+  token: string;
+  csrfToken: string;
+  maxAgeSeconds: number;
+  role: 'account' | 'operator';
+  userId: string | null;
+}
+
+async function openSession(ctx: Ctx, role: 'account' | 'operator', userId: string | null): Promise<NewSession> {
+  const token = randomBytes(32).toString('base64url');
+  const csrfToken = randomBytes(24).toString('base64url');
+  const maxAgeSeconds = ctx.config.console.sessionHours * 3600;
+  const now = Date.now();
+  await insertSession(ctx.db, { token_hash: tokenHash(token), role, user_id: userId, csrf_token: csrfToken, created_at: now, expires_at: now + maxAgeSeconds * 1000 });
+  return { token, csrfToken, maxAgeSeconds, role, userId };
+}
+
+export async function signInAccount(ctx: Ctx, input: { email: string; password: string }, clientAddress: string): Promise<NewSession> {
+  const email = normalizeEmail(input.email);
+  await limitAttempts(ctx, [`ip:${clientAddress}`, `email:${email}`]);
+  const credentials = await findCredentialsByEmail(ctx.db, email);
+  const matches = await verifyPassword(input.password, credentials?.password_hash ?? (await decoyHash()));
+  if (!credentials || !matches) throw unauthorized(BAD_SIGN_IN);
+  const user = await getUser(ctx.db, credentials.user_id);
+  if (!user || user.status !== 'active') throw unauthorized(BAD_SIGN_IN);
+  return openSession(ctx, 'account', user.id);
+}
+
+export async function signInOperator(ctx: Ctx, adminToken: string, clientAddress: string): Promise<NewSession> {
+  if (!ctx.config.adminToken) throw forbidden('The admin API is disabled: set ADMIN_TOKEN to enable it');
+  await limitAttempts(ctx, [`ip:${clientAddress}`]);
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  if (!timingSafeEqual(digest(adminToken), digest(ctx.config.adminToken))) throw unauthorized('Invalid admin token');
+  return openSession(ctx, 'operator', null);
+}
+
+export const signOut = (ctx: Ctx, token: string) => deleteSession(ctx.db, tokenHash(token));
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const MIN_PASSWORD_LENGTH = 10;
+
+/** The operator gives an account its console sign-in; earlier sessions of that account end. */
+export async function setCredentials(ctx: Ctx, userId: string, input: { email: string; password: string }) {
+  const email = normalizeEmail(input.email);
+  if (!EMAIL.test(email)) throw badRequest('email: not an email address');
+  if (input.password.length < MIN_PASSWORD_LENGTH) throw badRequest(`password: at least ${MIN_PASSWORD_LENGTH} characters`);
+  if (!(await getUser(ctx.db, userId))) throw badRequest(`No user ${userId}`);
+  const existing = await findCredentialsByEmail(ctx.db, email);
+  if (existing && existing.user_id !== userId) throw badRequest('email: already used by another account');
+  await upsertCredentials(ctx.db, { user_id: userId, email, password_hash: await hashPassword(input.password), now: Date.now() });
+  await deleteUserSessions(ctx.db, userId);
+  return { user_id: userId, email };
+}

@@ -1,0 +1,61 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.ts';
+import type { ConsoleSessionsTable } from '../../db/types.ts';
+import { forbidden, unauthorized } from '../../http/errors.ts';
+import { findSession } from './sessions.repo.ts';
+
+// The console authenticates with an httpOnly, SameSite=Strict cookie. A cookie rides along on any
+// request the browser makes, so every state-changing request must also echo the session's CSRF
+// token in a header, which another site's page can neither read nor set.
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    consoleSession?: ConsoleSessionsTable;
+  }
+}
+
+export const SESSION_COOKIE = 'gw_console';
+export const CSRF_HEADER = 'x-csrf-token';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
+
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+export function sessionCookie(ctx: Pick<AppContext, 'config'>, token: string, maxAgeSeconds: number): string {
+  const secure = ctx.config.publicBaseUrl.startsWith('https:') ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`;
+}
+
+const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/** The request's console session, or undefined when it carries no cookie. Throws on a bad one. */
+export async function readSession(ctx: Pick<AppContext, 'db'>, request: FastifyRequest): Promise<ConsoleSessionsTable | undefined> {
+  const token = readCookie(request.headers.cookie, SESSION_COOKIE);
+  if (!token) return undefined;
+  const session = await findSession(ctx.db, tokenHash(token), Date.now());
+  if (!session) throw unauthorized('Your console session has ended: sign in again');
+  if (!SAFE_METHODS.has(request.method)) {
+    const sent = request.headers[CSRF_HEADER];
+    if (typeof sent !== 'string' || !sameText(sent, session.csrf_token)) throw forbidden(`Missing or wrong ${CSRF_HEADER} header`);
+  }
+  return session;
+}
+
+/** preValidation for the account holder's console routes. */
+export function accountSessionGuard(ctx: Pick<AppContext, 'db'>) {
+  return async function requireAccountSession(request: FastifyRequest, _reply: FastifyReply) {
+    const session = await readSession(ctx, request);
+    if (!session) throw unauthorized('Sign in to the console first');
+    if (session.role !== 'account' || !session.user_id) throw forbidden('This page is for account holders; operators use the admin pages');
+    request.consoleSession = session;
+  };
+}

@@ -1,0 +1,41 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.ts';
+import { unauthorized } from '../../http/errors.ts';
+import { ErrorResponses } from '../../http/schemas.ts';
+import * as S from './console.schemas.ts';
+import { signInAccount, signInOperator, signOut, type NewSession } from './console.service.ts';
+import { readCookie, readSession, SESSION_COOKIE, sessionCookie } from './session-guard.ts';
+
+export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const doc = <T extends object>(summary: string, extra: T) => ({ ...extra, tags: ['console'], summary });
+    const started = (reply: FastifyReply, session: NewSession) =>
+      reply
+        .header('set-cookie', sessionCookie(ctx, session.token, session.maxAgeSeconds))
+        .header('cache-control', 'no-store')
+        .send({ role: session.role, user_id: session.userId, csrf_token: session.csrfToken });
+
+    app.post('/console/api/session', { schema: doc('Sign in as an account holder (sets the session cookie)', { body: S.AccountSignInBody, response: { 200: S.Session, ...ErrorResponses } }) },
+      async (request, reply) => started(reply, await signInAccount(ctx, request.body, request.ip)));
+
+    app.post('/console/api/session/operator', { schema: doc('Sign in as the operator with ADMIN_TOKEN (sets the session cookie)', { body: S.OperatorSignInBody, response: { 200: S.Session, ...ErrorResponses } }) },
+      async (request, reply) => started(reply, await signInOperator(ctx, request.body.admin_token, request.ip)));
+
+    app.get('/console/api/session', { schema: doc('The current console session', { response: { 200: S.Session, ...ErrorResponses } }) },
+      async (request, reply) => {
+        const session = await readSession(ctx, request);
+        if (!session) throw unauthorized('Not signed in');
+        return reply.header('cache-control', 'no-store').send({ role: session.role, user_id: session.user_id, csrf_token: session.csrf_token });
+      });
+
+    app.delete('/console/api/session', { schema: doc('Sign out', { response: { 200: Type.Object({ signed_out: Type.Boolean() }) } }) },
+      async (request, reply) => {
+        const session = await readSession(ctx, request).catch(() => undefined);
+        const token = readCookie(request.headers.cookie, SESSION_COOKIE);
+        if (session && token) await signOut(ctx, token);
+        return reply.header('set-cookie', sessionCookie(ctx, '', 0)).send({ signed_out: true });
+      });
+  };
+}

@@ -1,0 +1,109 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/types.ts';
+
+const DAY_MS = 86_400_000;
+
+export interface KeyUsage {
+  key_id: string;
+  text_calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  text_cost: number;
+  tasks: number;
+  task_cost: number;
+}
+
+/** What each of an account's keys has spent: text calls from the usage rows, tasks from their settled cost. */
+export async function usageByKey(db: Kysely<Database>, userId: string): Promise<KeyUsage[]> {
+  const [text, tasks] = await Promise.all([
+    db
+      .selectFrom('usage')
+      .select((eb) => [
+        'key_id',
+        eb.fn.countAll<number>().as('calls'),
+        eb.fn.sum<number>('input_tokens').as('input_tokens'),
+        eb.fn.sum<number>('output_tokens').as('output_tokens'),
+        eb.fn.sum<number>('cost').as('cost'),
+      ])
+      .where('user_id', '=', userId)
+      .groupBy('key_id')
+      .execute(),
+    db
+      .selectFrom('tasks')
+      .select((eb) => ['key_id', eb.fn.countAll<number>().as('count'), eb.fn.sum<number>(eb.fn.coalesce('cost', sql<number>`0`)).as('cost')])
+      .where('user_id', '=', userId)
+      .groupBy('key_id')
+      .execute(),
+  ]);
+  const byKey = new Map<string, KeyUsage>();
+  const entry = (keyId: string) => {
+    let found = byKey.get(keyId);
+    if (!found) byKey.set(keyId, (found = { key_id: keyId, text_calls: 0, input_tokens: 0, output_tokens: 0, text_cost: 0, tasks: 0, task_cost: 0 }));
+    return found;
+  };
+  for (const row of text) {
+    Object.assign(entry(row.key_id), {
+      text_calls: Number(row.calls),
+      input_tokens: Number(row.input_tokens ?? 0),
+      output_tokens: Number(row.output_tokens ?? 0),
+      text_cost: Number(row.cost ?? 0),
+    });
+  }
+  for (const row of tasks) Object.assign(entry(row.key_id), { tasks: Number(row.count), task_cost: Number(row.cost ?? 0) });
+  return [...byKey.values()];
+}
+
+export interface DayTotals {
+  day: number;
+  requests: number;
+  spend: number;
+  completed: number;
+  failed: number;
+}
+
+/**
+ * Totals per UTC day since `sinceMs`: billed requests (text calls and task submits), what they cost
+ * (settled text calls and tasks), and task outcomes by the day the task was submitted.
+ */
+export async function totalsByDay(db: Kysely<Database>, sinceMs: number): Promise<DayTotals[]> {
+  const day = sql<number>`created_at / ${sql.lit(DAY_MS)}`;
+  const [text, tasks] = await Promise.all([
+    db
+      .selectFrom('usage')
+      .select((eb) => [day.as('day'), eb.fn.countAll<number>().as('requests'), eb.fn.sum<number>('cost').as('spend')])
+      .where('created_at', '>=', sinceMs)
+      .groupBy(day)
+      .execute(),
+    db
+      .selectFrom('tasks')
+      .select((eb) => [
+        day.as('day'),
+        eb.fn.countAll<number>().as('requests'),
+        eb.fn.sum<number>(eb.fn.coalesce('cost', sql<number>`0`)).as('spend'),
+        eb.fn.sum<number>(eb.case().when('status', '=', 'completed').then(1).else(0).end()).as('completed'),
+        eb.fn.sum<number>(eb.case().when('status', '=', 'failed').then(1).else(0).end()).as('failed'),
+      ])
+      .where('created_at', '>=', sinceMs)
+      .groupBy(day)
+      .execute(),
+  ]);
+  const days = new Map<number, DayTotals>();
+  const entry = (d: number) => {
+    let found = days.get(d);
+    if (!found) days.set(d, (found = { day: d, requests: 0, spend: 0, completed: 0, failed: 0 }));
+    return found;
+  };
+  for (const row of text) {
+    const totals = entry(Number(row.day));
+    totals.requests += Number(row.requests);
+    totals.spend += Number(row.spend ?? 0);
+  }
+  for (const row of tasks) {
+    const totals = entry(Number(row.day));
+    totals.requests += Number(row.requests);
+    totals.spend += Number(row.spend ?? 0);
+    totals.completed += Number(row.completed ?? 0);
+    totals.failed += Number(row.failed ?? 0);
+  }
+  return [...days.values()].sort((a, b) => a.day - b.day);
+}
