@@ -1,0 +1,79 @@
+import { useEffect, useState } from 'react';
+import { api, setCsrfToken, type Session } from './api.ts';
+import { useHashRoute } from './hooks.ts';
+import { SignIn } from './pages/SignIn.tsx';
+import { Overview } from './pages/Overview.tsx';
+import { Tasks } from './pages/Tasks.tsx';
+import { Settings } from './pages/Settings.tsx';
+import { Accounts } from './operator/Accounts.tsx';
+import { Channels } from './operator/Channels.tsx';
+import { Totals } from './operator/Totals.tsx';
+
+const ACCOUNT_PAGES = [
+  { path: '/', label: 'Overview', view: Overview },
+  { path: '/tasks', label: 'Tasks', view: Tasks },
+  { path: '/settings', label: 'Callbacks', view: Settings },
+];
+const OPERATOR_PAGES = [
+  { path: '/', label: 'Totals', view: Totals },
+  { path: '/accounts', label: 'Accounts', view: Accounts },
+  { path: '/channels', label: 'Channels', view: Channels },
+];
+
+export function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const route = useHashRoute();
+
+  useEffect(() => {
+    api<Session>('GET', '/console/api/session')
+      .then((s) => {
+        setCsrfToken(s.csrf_token);
+        setSession(s);
+      })
+      .catch(() => setSession(null));
+  }, []);
+
+  const signedIn = (s: Session) => {
+    setCsrfToken(s.csrf_token);
+    setSession(s);
+    window.location.hash = '#/';
+  };
+  const signOut = async () => {
+    await api('DELETE', '/console/api/session').catch(() => undefined);
+    setCsrfToken('');
+    setSession(null);
+  };
+
+  if (session === undefined) return <p className="loading">Loading…</p>;
+  if (session === null) return <SignIn onSignedIn={signedIn} />;
+
+  const pages = session.role === 'operator' ? OPERATOR_PAGES : ACCOUNT_PAGES;
+  const page = pages.find((p) => p.path === route) ?? pages[0]!;
+  const View = page.view;
+  return (
+    <div className="shell">
+      <header className="topbar">
+        <span className="brand">Generation Gateway</span>
+        <nav aria-label="Console pages">
+          <ul>
+            {pages.map((p) => (
+              <li key={p.path}>
+                <a href={`#${p.path}`} aria-current={p === page ? 'page' : undefined}>
+                  {p.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <span className="who">{session.role === 'operator' ? 'Operator' : 'Account'}</span>
+        <button type="button" className="secondary" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <main id="main">
+        <h1>{page.label}</h1>
+        <View />
+      </main>
+    </div>
+  );
+}

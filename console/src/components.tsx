@@ -1,0 +1,38 @@
+import type { ReactNode } from 'react';
+
+export function ErrorNote({ message }: { message?: string }) {
+  if (!message) return null;
+  return (
+    <p className="error" role="alert">
+      {message}
+    </p>
+  );
+}
+
+export function Section({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
+  const id = `section-${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+  return (
+    <section aria-labelledby={id} className="card">
+      <div className="card-head">
+        <h2 id={id}>{title}</h2>
+        {actions}
+      </div>
+      {children}
+    </section>
+  );
+}
+
+export function Stat({ label, value, testId }: { label: string; value: string; testId?: string }) {
+  return (
+    <div className="stat">
+      <span className="stat-label">{label}</span>
+      <span className="stat-value" data-testid={testId}>
+        {value}
+      </span>
+    </div>
+  );
+}
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span className={`badge badge-${status}`}>{status}</span>;
+}

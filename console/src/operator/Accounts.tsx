@@ -1,0 +1,115 @@
+import { useState, type FormEvent } from 'react';
+import { api, money, when, type AdminUser } from '../api.ts';
+import { ErrorNote, Section } from '../components.tsx';
+import { useAction, useLoad } from '../hooks.ts';
+
+export function Accounts() {
+  const users = useLoad<{ data: AdminUser[] }>('/admin/users?limit=1000');
+  const [name, setName] = useState('');
+  const [balance, setBalance] = useState('');
+  const action = useAction();
+
+  const create = (event: FormEvent) => {
+    event.preventDefault();
+    void action.run(async () => {
+      await api('POST', '/admin/users', { name, ...(balance ? { balance: Number(balance) } : {}) });
+      setName('');
+      setBalance('');
+      await users.reload();
+    });
+  };
+
+  return (
+    <>
+      <Section title="New account">
+        <form className="inline-form" onSubmit={create}>
+          <label>
+            Name
+            <input required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
+          </label>
+          <label>
+            Opening balance
+            <input type="number" min="0" step="any" value={balance} onChange={(e) => setBalance(e.target.value)} />
+          </label>
+          <button type="submit" disabled={action.busy}>
+            Create account
+          </button>
+        </form>
+        <ErrorNote message={action.error} />
+      </Section>
+      <Section title="Accounts">
+        <ErrorNote message={users.error} />
+        <ul className="account-list">
+          {users.data?.data.map((user) => (
+            <AccountRow key={user.id} user={user} onChange={users.reload} />
+          ))}
+        </ul>
+      </Section>
+    </>
+  );
+}
+
+function AccountRow({ user, onChange }: { user: AdminUser; onChange: () => Promise<void> }) {
+  const [amount, setAmount] = useState('');
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [saved, setSaved] = useState<string | undefined>();
+  const action = useAction();
+
+  const topUp = (event: FormEvent) => {
+    event.preventDefault();
+    void action.run(async () => {
+      await api('POST', `/admin/users/${user.id}/topup`, { amount: Number(amount) });
+      setAmount('');
+      await onChange();
+    });
+  };
+  const setCredentials = (event: FormEvent) => {
+    event.preventDefault();
+    void action.run(async () => {
+      await api('PUT', `/admin/users/${user.id}/console-credentials`, { email, password });
+      setSaved(`Console sign-in set for ${email}`);
+      setPassword('');
+    });
+  };
+
+  return (
+    <li className="account" data-testid={`account-${user.name}`}>
+      <div className="account-head">
+        <strong>{user.name}</strong>
+        <code>{user.id}</code>
+        <span>
+          balance <span data-testid="account-balance">{money(user.balance)}</span>
+        </span>
+        <span>used {money(user.used)}</span>
+        <span>since {when(user.created_at)}</span>
+      </div>
+      <div className="account-forms">
+        <form className="inline-form" onSubmit={topUp} aria-label={`Top up ${user.name}`}>
+          <label>
+            Top-up amount
+            <input type="number" min="0" step="any" required value={amount} onChange={(e) => setAmount(e.target.value)} />
+          </label>
+          <button type="submit" disabled={action.busy}>
+            Top up
+          </button>
+        </form>
+        <form className="inline-form" onSubmit={setCredentials} aria-label={`Console sign-in for ${user.name}`}>
+          <label>
+            Console email
+            <input type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+          </label>
+          <label>
+            Password
+            <input type="password" autoComplete="new-password" required minLength={10} value={password} onChange={(e) => setPassword(e.target.value)} />
+          </label>
+          <button type="submit" className="secondary" disabled={action.busy}>
+            Set sign-in
+          </button>
+        </form>
+      </div>
+      {saved && <p role="status">{saved}</p>}
+      <ErrorNote message={action.error} />
+    </li>
+  );
+}

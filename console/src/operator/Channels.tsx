@@ -1,0 +1,171 @@
+import { useState, type FormEvent } from 'react';
+import { api, type Channel } from '../api.ts';
+import { ErrorNote, Section, StatusBadge } from '../components.tsx';
+import { useAction, useLoad } from '../hooks.ts';
+
+const TYPES = ['simulator', 'relay', 'native', 'messages', 'chat-completions'];
+
+interface Draft {
+  name: string;
+  type: string;
+  base_url: string;
+  secret: string;
+  models: string;
+  model_mapping: string;
+  priority: string;
+  weight: string;
+}
+
+const emptyDraft: Draft = { name: '', type: 'chat-completions', base_url: '', secret: '', models: '', model_mapping: '{}', priority: '0', weight: '1' };
+
+function draftOf(channel: Channel): Draft {
+  return {
+    name: channel.name,
+    type: channel.type,
+    base_url: channel.base_url ?? '',
+    secret: '',
+    models: channel.models.join(', '),
+    model_mapping: JSON.stringify(channel.model_mapping),
+    priority: String(channel.priority),
+    weight: String(channel.weight),
+  };
+}
+
+function bodyOf(draft: Draft, editing: boolean) {
+  let mapping: Record<string, string>;
+  try {
+    mapping = JSON.parse(draft.model_mapping || '{}');
+  } catch {
+    throw new Error('Model mapping must be a JSON object, e.g. {"chatgen-4-haiku": "upstream-name"}');
+  }
+  return {
+    name: draft.name,
+    type: draft.type,
+    base_url: draft.base_url || null,
+    // Secrets are never shown back; an empty field while editing keeps the stored one.
+    ...(draft.secret || !editing ? { secret: draft.secret || null } : {}),
+    models: draft.models.split(',').map((m) => m.trim()).filter(Boolean),
+    model_mapping: mapping,
+    priority: Number(draft.priority),
+    weight: Number(draft.weight),
+  };
+}
+
+export function Channels() {
+  const channels = useLoad<{ data: Channel[] }>('/admin/channels');
+  const [editing, setEditing] = useState<string | undefined>();
+  const [draft, setDraft] = useState<Draft>(emptyDraft);
+  const [tested, setTested] = useState<Record<string, string>>({});
+  const action = useAction();
+
+  const save = (event: FormEvent) => {
+    event.preventDefault();
+    void action.run(async () => {
+      const body = bodyOf(draft, editing !== undefined);
+      if (editing) await api('PATCH', `/admin/channels/${editing}`, body);
+      else await api('POST', '/admin/channels', body);
+      setEditing(undefined);
+      setDraft(emptyDraft);
+      await channels.reload();
+    });
+  };
+  const toggle = (channel: Channel) =>
+    action.run(async () => {
+      await api('PATCH', `/admin/channels/${channel.id}`, { status: channel.status === 'enabled' ? 'disabled' : 'enabled' });
+      await channels.reload();
+    });
+  const test = (channel: Channel) =>
+    action.run(async () => {
+      setTested((t) => ({ ...t, [channel.id]: 'testing…' }));
+      const result = await api<{ ok: boolean; latency_ms: number; detail: string }>('POST', `/admin/channels/${channel.id}/test`);
+      setTested((t) => ({ ...t, [channel.id]: `${result.ok ? 'OK' : 'Failed'} in ${result.latency_ms} ms: ${result.detail}` }));
+    });
+  const field = (name: keyof Draft, label: string, props: Record<string, unknown> = {}) => (
+    <label>
+      {label}
+      <input value={draft[name]} onChange={(e) => setDraft({ ...draft, [name]: e.target.value })} {...props} />
+    </label>
+  );
+
+  return (
+    <>
+      <Section title="Channels">
+        <ErrorNote message={channels.error ?? action.error} />
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Models</th>
+                <th scope="col">Priority / weight</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {channels.data?.data.map((channel) => (
+                <tr key={channel.id}>
+                  <td>
+                    {channel.name}
+                    {tested[channel.id] && <div className="muted" role="status">{tested[channel.id]}</div>}
+                  </td>
+                  <td>{channel.type}</td>
+                  <td className="models">{channel.models.join(', ')}</td>
+                  <td>
+                    {channel.priority} / {channel.weight}
+                  </td>
+                  <td>
+                    <StatusBadge status={channel.status} />
+                  </td>
+                  <td className="actions">
+                    <button type="button" className="secondary" onClick={() => test(channel)}>
+                      Test
+                    </button>
+                    <button type="button" className="secondary" onClick={() => { setEditing(channel.id); setDraft(draftOf(channel)); }}>
+                      Edit
+                    </button>
+                    <button type="button" className="secondary" onClick={() => toggle(channel)}>
+                      {channel.status === 'enabled' ? 'Disable' : 'Enable'}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </Section>
+      <Section title={editing ? 'Edit channel' : 'Add a channel'}>
+        <form className="grid-form" onSubmit={save}>
+          {field('name', 'Name', { required: true })}
+          <label>
+            Type
+            <select value={draft.type} onChange={(e) => setDraft({ ...draft, type: e.target.value })}>
+              {TYPES.map((t) => (
+                <option key={t}>{t}</option>
+              ))}
+            </select>
+          </label>
+          {field('base_url', 'Base URL', { type: 'url', placeholder: 'https://upstream.example' })}
+          {field('secret', editing ? 'Secret (empty keeps the stored one)' : 'Secret', { type: 'password', autoComplete: 'off' })}
+          {field('models', 'Models (comma separated, * for all)', { required: true })}
+          {field('model_mapping', 'Model mapping (JSON)')}
+          {field('priority', 'Priority', { type: 'number' })}
+          {field('weight', 'Weight', { type: 'number', min: 1 })}
+          <div className="form-actions">
+            <button type="submit" disabled={action.busy}>
+              {editing ? 'Save channel' : 'Add channel'}
+            </button>
+            {editing && (
+              <button type="button" className="secondary" onClick={() => { setEditing(undefined); setDraft(emptyDraft); }}>
+                Cancel
+              </button>
+            )}
+          </div>
+        </form>
+      </Section>
+    </>
+  );
+}
