@@ -16,6 +16,7 @@ import { textMoney, type TextMoneyOp } from './modules/text/text-money.ts';
 import { FileSigner, fileSigningSecret } from './blobs/signed-urls.ts';
 import { RenderCache } from './blobs/render-cache.ts';
 import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
+import { PriceTable } from './modules/billing/price-table.ts';
 import { ChannelRouter } from './modules/channels/channels.service.ts';
 import { createProviders, createTextProviders } from './providers/index.ts';
 import type { TextProvider } from './modules/text/text.types.ts';
@@ -36,6 +37,7 @@ export interface AppContext {
   logger: Logger;
   metrics: Metrics;
   pricing: Pricing;
+  prices: PriceTable;
   /** Per-key balance snapshots, dropped after every commit that moves a key's money. */
   quotas: QuotaSnapshots;
   /** Group commit for the holds and settlements of text calls. */
@@ -75,6 +77,8 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   const rateLimiter = redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter();
   const pricing = loadPricing(config.pricingFile);
   pricing.assertCovers(allModelIds());
+  const prices = new PriceTable(db, pricing, config.pricingFile);
+  if (options.listen !== false) await prices.start();
   const signer = new FileSigner(await fileSigningSecret(db, config.fileUrlSecret), config.publicBaseUrl);
   const providers = createProviders(config, signer, pricing);
   const ctx: AppContext = {
@@ -87,6 +91,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     logger,
     metrics: new Metrics(),
     pricing,
+    prices,
     quotas,
     textMoney: textMoney(db, dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.dbPoolSize / 2)), (keyIds) => quotas.changed(keyIds)),
     submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.dbPoolSize / 2)), (tasks) =>
@@ -102,6 +107,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     wakeWorkers() {},
     async close() {
       keyCache.stop();
+      prices.stop();
       rateLimiter.close();
       subscriber?.disconnect();
       redis?.disconnect();

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createContext, type AppContext } from './context.ts';
-import { ensureDemoAccount } from './modules/accounts/demo.ts';
+import { ensureDemoAccount, type DemoAccount } from './modules/accounts/demo.ts';
 import { createDb } from './db/index.ts';
 import { migrateToLatest } from './db/migrations.ts';
 import { ensureSimulatorChannel } from './modules/channels/channels.service.ts';
@@ -12,10 +12,12 @@ import { startWorkers } from './modules/tasks/engine.ts';
 
 const SHUTDOWN_GRACE_MS = 15_000;
 
-function printWelcome(config: Readonly<Config>, demo: { key: string } | undefined): void {
+function printWelcome(config: Readonly<Config>, demo: DemoAccount | undefined): void {
   const base = config.publicBaseUrl;
+  const operator = config.adminToken ? 'operators sign in with ADMIN_TOKEN' : 'set ADMIN_TOKEN to sign in as the operator';
   if (!demo) {
     console.log(`Gateway listening on ${base}. Make a key: "npm run gateway -- keys create --user <user id> --unlimited" or POST /admin/keys.`);
+    console.log(`Console: ${base}/console/ (${operator}).`);
     return;
   }
   console.log(
@@ -27,6 +29,9 @@ function printWelcome(config: Readonly<Config>, demo: { key: string } | undefine
       '',
       'Try it:',
       `    curl -s ${base}/v1/balance -H "Authorization: Bearer ${demo.key}"`,
+      '',
+      `Console: ${base}/console/ - sign in as ${demo.consoleEmail} with password ${demo.consolePassword}`,
+      `(${operator}).`,
       '',
     ].join('\n'),
   );

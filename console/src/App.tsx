@@ -8,6 +8,7 @@ import { Settings } from './pages/Settings.tsx';
 import { Accounts } from './operator/Accounts.tsx';
 import { Channels } from './operator/Channels.tsx';
 import { Totals } from './operator/Totals.tsx';
+import { PricesPage } from './operator/Prices.tsx';
 
 const ACCOUNT_PAGES = [
   { path: '/', label: 'Overview', view: Overview },
@@ -18,6 +19,7 @@ const OPERATOR_PAGES = [
   { path: '/', label: 'Totals', view: Totals },
   { path: '/accounts', label: 'Accounts', view: Accounts },
   { path: '/channels', label: 'Channels', view: Channels },
+  { path: '/prices', label: 'Prices', view: PricesPage },
 ];
 
 export function App() {

@@ -120,7 +120,8 @@ export function Channels() {
                   <td>
                     <StatusBadge status={channel.status} />
                   </td>
-                  <td className="actions">
+                  <td>
+                    <div className="row-actions">
                     <button type="button" className="secondary" onClick={() => test(channel)}>
                       Test
                     </button>
@@ -130,6 +131,7 @@ export function Channels() {
                     <button type="button" className="secondary" onClick={() => toggle(channel)}>
                       {channel.status === 'enabled' ? 'Disable' : 'Enable'}
                     </button>
+                    </div>
                   </td>
                 </tr>
               ))}

@@ -95,7 +95,7 @@ function BarChart({ data, series }: { data: DayTotals[]; series: Series }) {
       </svg>
       {series === 'outcomes' && (
         <figcaption>
-          <span className="swatch" style={{ background: 'var(--chart-1)' }} /> completed <span className="swatch" style={{ background: 'var(--chart-2)' }} /> failed
+          <span className="swatch swatch-1" /> completed <span className="swatch swatch-2" /> failed
         </figcaption>
       )}
     </figure>

@@ -164,7 +164,8 @@ function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; onChang
                 <td>{money(key.quota_used)}</td>
                 <td>{key.rate_limit_rpm ?? 'default'}</td>
                 <td>{when(key.created_at)}</td>
-                <td className="actions">
+                <td>
+                  <div className="row-actions">
                   {key.status === 'active' ? (
                     <button type="button" className="secondary" onClick={() => setStatus(key, 'disabled')}>
                       Disable
@@ -177,6 +178,7 @@ function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; onChang
                   <button type="button" className="danger" onClick={() => remove(key)} aria-label={`Delete key ${key.name}`}>
                     Delete
                   </button>
+                  </div>
                 </td>
               </tr>
             ))}

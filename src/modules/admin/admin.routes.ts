@@ -69,6 +69,23 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         return { data };
       });
 
+    const Prices = Type.Object({
+      source: Type.Union([Type.Literal('file'), Type.Literal('database')], { description: 'file = PRICING_FILE; database = set by an operator' }),
+      models: Type.Record(Type.String(), Type.Unknown(), { description: 'USD: per_image, per_second, per_token, per_asset (as config/pricing.json)' }),
+    });
+    const prices = () => ({ source: ctx.prices.source(), models: ctx.pricing.table().models });
+    app.get('/admin/prices', { schema: doc('The prices in force', { response: { 200: Prices } }) }, prices);
+    app.put('/admin/prices', { schema: doc('Replace every price (all processes within seconds; open holds keep their amount)', { body: Type.Object({ models: Type.Record(Type.String(), Type.Unknown()) }), response: { 200: Prices, ...ErrorResponses } }) },
+      async (request) => {
+        await ctx.prices.save(request.body);
+        return prices();
+      });
+    app.delete('/admin/prices', { schema: doc('Go back to the prices of PRICING_FILE', { response: { 200: Prices } }) },
+      async () => {
+        await ctx.prices.reset();
+        return prices();
+      });
+
     app.get('/admin/ledger/audit', { schema: doc('Recompute every balance from the ledger') },
       async () => {
         const mismatches = await auditLedger(ctx.db);

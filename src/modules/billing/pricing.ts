@@ -15,7 +15,7 @@ const ModelPrice = Type.Object({
   output_tokens_per_image: Type.Optional(Type.Integer({ minimum: 0 })),
   per_asset: Type.Optional(Price),
 });
-const PricingFile = Type.Object({ models: Type.Record(Type.String(), ModelPrice) });
+export const PricingFile = Type.Object({ models: Type.Record(Type.String(), ModelPrice) });
 export type PricingFile = Static<typeof PricingFile>;
 type ModelPrice = Static<typeof ModelPrice>;
 
@@ -23,18 +23,27 @@ export const DEFAULT_PRICING_FILE = fileURLToPath(new URL('../../../config/prici
 
 export class PricingError extends Error {}
 
-export function loadPricing(file = DEFAULT_PRICING_FILE): Pricing {
+/** Checks a price table (a file's or one an operator sends); the error names the first bad field. */
+export function parsePricing(value: unknown, source: string): PricingFile {
+  if (!Value.Check(PricingFile, value)) {
+    const first = [...Value.Errors(PricingFile, value)][0];
+    throw new PricingError(`${source}: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`);
+  }
+  return value;
+}
+
+export function readPricingFile(file = DEFAULT_PRICING_FILE): PricingFile {
   let parsed: unknown;
   try {
     parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
     throw new PricingError(`PRICING_FILE ${file}: ${err instanceof Error ? err.message : err}`);
   }
-  if (!Value.Check(PricingFile, parsed)) {
-    const first = [...Value.Errors(PricingFile, parsed)][0];
-    throw new PricingError(`PRICING_FILE ${file}: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`);
-  }
-  return new Pricing(parsed);
+  return parsePricing(parsed, `PRICING_FILE ${file}`);
+}
+
+export function loadPricing(file = DEFAULT_PRICING_FILE): Pricing {
+  return new Pricing(readPricingFile(file));
 }
 
 const usd = (amount: number) => Math.round(amount * UNITS_PER_USD);
@@ -47,7 +56,17 @@ function lookup<T>(table: Record<string, T> | undefined, key: string | undefined
 }
 
 export class Pricing {
-  constructor(private readonly file: PricingFile) {}
+  constructor(private file: PricingFile) {}
+
+  /** The table in force (the operator's, once one was saved, else the file's). */
+  table(): PricingFile {
+    return this.file;
+  }
+
+  /** Swaps the whole table at once: a quote never mixes old and new prices. */
+  replace(file: PricingFile): void {
+    this.file = file;
+  }
 
   private model(model: string): ModelPrice {
     const price = this.file.models[model];

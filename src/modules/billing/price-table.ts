@@ -1,0 +1,74 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/types.ts';
+import { badRequest } from '../../http/errors.ts';
+import { allModelIds } from '../catalog/models.ts';
+import { Pricing, PricingError, parsePricing, readPricingFile, type PricingFile } from './pricing.ts';
+
+// Prices start from PRICING_FILE; an operator may replace them at run time (console or PUT
+// /admin/prices). The replacement is stored in the database so every process, and the next start,
+// uses it; each process re-reads it every few seconds. Holds already taken keep their amount: a
+// task settles at most at what it held.
+
+const META_NAME = 'pricing';
+const SYNC_MS = 2000;
+
+export class PriceTable {
+  private applied: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    readonly pricing: Pricing,
+    private readonly fileName: string | undefined,
+  ) {}
+
+  /** Applies the stored table, then keeps re-reading it. */
+  async start(): Promise<void> {
+    await this.sync();
+    this.timer = setInterval(() => void this.sync().catch(() => undefined), SYNC_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  async sync(): Promise<void> {
+    const row = await this.db.selectFrom('meta').select('value').where('name', '=', META_NAME).executeTakeFirst();
+    const stored = row?.value;
+    if (stored === this.applied) return;
+    this.pricing.replace(stored ? parsePricing(JSON.parse(stored), 'stored prices') : readPricingFile(this.fileName));
+    this.applied = stored;
+  }
+
+  source(): 'file' | 'database' {
+    return this.applied ? 'database' : 'file';
+  }
+
+  /** Validates a whole new table (every served model must keep a price) and makes it current everywhere. */
+  async save(value: unknown): Promise<PricingFile> {
+    let table: PricingFile;
+    try {
+      table = parsePricing(value, 'prices');
+      new Pricing(table).assertCovers(allModelIds());
+    } catch (err) {
+      if (err instanceof PricingError) throw badRequest(err.message.replace('PRICING_FILE', 'prices'));
+      throw err;
+    }
+    const json = JSON.stringify(table);
+    await this.db
+      .insertInto('meta')
+      .values({ name: META_NAME, value: json })
+      .onConflict((oc) => oc.column('name').doUpdateSet({ value: json }))
+      .execute();
+    await this.sync();
+    return table;
+  }
+
+  /** Back to PRICING_FILE. */
+  async reset(): Promise<PricingFile> {
+    await this.db.deleteFrom('meta').where('name', '=', META_NAME).execute();
+    await this.sync();
+    return this.pricing.table();
+  }
+}
