@@ -71,6 +71,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // SPEC wants JSON types as sent: `n: "2"` is an error, not a 2.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
     return503OnClosing: true,
+    // Behind nginx the client's address is in X-Forwarded-For; only the configured proxies are believed.
+    ...(ctx.config.trustProxy ? { trustProxy: ctx.config.trustProxy.split(',').map((a) => a.trim()) } : {}),
     // Signed result links carry their render parameters in the path.
     routerOptions: { maxParamLength: 1000 },
     // A bad percent-encoding or an over-long path parameter is refused before routing, so neither the

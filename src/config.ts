@@ -34,6 +34,8 @@ export interface Config {
   upstreamTimeoutMs: number;
   /** `gateway serve` forks this many processes sharing the port (0 = one process, no fork). */
   cluster: number;
+  /** Fastify's trustProxy: addresses of proxies whose X-Forwarded-For names the client (sign-in limits). */
+  trustProxy: string | undefined;
   console: {
     /** Sign-in attempts per minute, per client address and per email. */
     signInRpm: number;
@@ -175,6 +177,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     relayPollMs: int(env, 'RELAY_POLL_MS', 2000, 10, 600_000),
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 30_000, 100, 600_000),
     cluster: optional(env, 'CLUSTER') === 'auto' ? os.availableParallelism() : int(env, 'CLUSTER', 0, 0, 256),
+    trustProxy: optional(env, 'TRUST_PROXY'),
     console: {
       signInRpm: int(env, 'CONSOLE_SIGNIN_RPM', 10, 1, 100_000),
       sessionHours: int(env, 'CONSOLE_SESSION_HOURS', 12, 1, 24 * 30),

@@ -204,3 +204,25 @@ describe(`operator totals and channel test [${backendName}]`, () => {
     await t.app.inject({ method: 'DELETE', url: `/admin/channels/${broken.json().id}`, headers: adminHeaders });
   });
 });
+
+describe('behind a proxy', () => {
+  it('with TRUST_PROXY the sign-in limit counts the X-Forwarded-For client, not the proxy', async () => {
+    const proxied = await createTestApp({ CONSOLE_SIGNIN_RPM: '2', TRUST_PROXY: '127.0.0.1' });
+    try {
+      const attempt = (client: string) =>
+        proxied.app.inject({
+          method: 'POST',
+          url: '/console/api/session',
+          remoteAddress: '127.0.0.1',
+          headers: { 'x-forwarded-for': client },
+          payload: { email: `x-${randomBytes(4).toString('hex')}@example.com`, password: 'x' },
+        });
+      const first = uniqueAddress();
+      expect([(await attempt(first)).statusCode, (await attempt(first)).statusCode, (await attempt(first)).statusCode]).toEqual([401, 401, 429]);
+      // Another client behind the same proxy still gets its own attempts.
+      expect((await attempt(uniqueAddress())).statusCode).toBe(401);
+    } finally {
+      await proxied.close();
+    }
+  });
+});
