@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { debit, InsufficientFunds, refund, topUp } from '../src/modules/billing/ledger.ts';
+import { applyMany, debit, InsufficientFunds, refund, topUp, type LedgerOp } from '../src/modules/billing/ledger.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { getKey } from '../src/modules/accounts/keys.repo.ts';
 import { getUser } from '../src/modules/accounts/accounts.repo.ts';
@@ -22,6 +22,24 @@ async function tryDebit(userId: string, keyId: string, keyLimited: boolean, amou
 }
 
 describe(`ledger [${backendName}]`, () => {
+  it('batches touching the same accounts in opposite orders do not deadlock (rows are locked in one order)', async () => {
+    const accounts = await Promise.all(Array.from({ length: 8 }, () => seedAccount(t.ctx, 100)));
+    // Each batch debits and refunds every account, in its own shuffled order, all batches at once:
+    // locking in arrival order made Postgres abort some of them as deadlocks.
+    const batches = Array.from({ length: 20 }, (_, b) => {
+      const ops: LedgerOp[] = accounts.flatMap((a, i) => [
+        { op: 'debit' as const, kind: 'hold' as const, movement: { userId: a.user.id, keyId: a.keyId, amount: 1000 + i, ref: `batch-${b}` } },
+        { op: 'refund' as const, movement: { userId: a.user.id, keyId: a.keyId, amount: 500, ref: `batch-${b}` } },
+      ]);
+      ops.sort(() => Math.random() - 0.5);
+      return t.ctx.db.transaction().execute((trx) => applyMany(trx, ops));
+    });
+    const outcomes = await Promise.all(batches);
+    expect(outcomes.flat().every((failure) => failure === undefined)).toBe(true);
+    for (const [i, a] of accounts.entries()) expect((await getUser(t.ctx.db, a.user.id))!.used).toBe(20 * (1000 + i - 500));
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
   it('sums to the balances after a burst of concurrent top-ups, debits and refunds', async () => {
     const a = await seedAccount(t.ctx, 1, { quota: 0.5 });
     const b = await seedAccount(t.ctx, 0.2, { unlimited: true });

@@ -1,7 +1,7 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import { GroupCommit } from '../../db/group-commit.ts';
 import type { Database, UsageTable } from '../../db/types.ts';
-import { debitMany, refundMany, type Movement } from '../billing/ledger.ts';
+import { applyMany, type LedgerOp, type Movement } from '../billing/ledger.ts';
 
 // The money of synchronous text calls: a hold before the upstream call, a settlement (refund of
 // the unused part plus the usage row) after it. Both are group-committed, so concurrent calls share
@@ -10,13 +10,14 @@ import { debitMany, refundMany, type Movement } from '../billing/ledger.ts';
 export type TextMoneyOp = { kind: 'hold'; movement: Movement } | { kind: 'settle'; movement: Movement; usage: Insertable<UsageTable> };
 
 async function writeTextMoney(trx: Transaction<Database>, ops: TextMoneyOp[]): Promise<(Error | undefined)[]> {
-  const holds = ops.filter((op) => op.kind === 'hold');
-  const holdFailures = await debitMany(trx, 'hold', holds.map((op) => op.movement));
+  // One pass over holds and settlements together, so every row is locked in the ledger's one order.
+  const failures = await applyMany(
+    trx,
+    ops.map((op): LedgerOp => (op.kind === 'hold' ? { op: 'debit', kind: 'hold', movement: op.movement } : { op: 'refund', movement: op.movement })),
+  );
   const settles = ops.filter((op): op is Extract<TextMoneyOp, { kind: 'settle' }> => op.kind === 'settle');
-  await refundMany(trx, settles.map((op) => op.movement));
   for (let i = 0; i < settles.length; i += 500) await trx.insertInto('usage').values(settles.slice(i, i + 500).map((op) => op.usage)).execute();
-  const failures = new Map<TextMoneyOp, Error | undefined>(holds.map((op, i) => [op, holdFailures[i]]));
-  return ops.map((op) => failures.get(op));
+  return failures;
 }
 
 export function textMoney(db: Kysely<Database>, parallel: number, committed: (keyIds: string[]) => void): GroupCommit<TextMoneyOp> {
