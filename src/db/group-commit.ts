@@ -38,6 +38,10 @@ export class GroupCommit<Item> {
     this.running++;
     try {
       while (this.queue.length > 0) {
+        // Requests that arrive together are parsed in separate turns of the event loop, and a SQLite
+        // transaction finishes within one: without this wait every batch held one item (measured:
+        // 5,000 submits, 5,000 commits at ~88 µs each). One turn lets the others join.
+        if (this.queue.length < this.maxBatch) await new Promise((resolve) => setImmediate(resolve));
         const batch = this.queue.splice(0, this.maxBatch);
         let failures: (Error | undefined)[];
         try {

@@ -40,14 +40,25 @@ export class ChannelRouter {
   }
 }
 
+// A channel row's JSON columns, parsed once per row object (the router re-reads rows each second),
+// not on every request that routes through it.
+const parsed = new WeakMap<Channel, { models: Set<string>; mapping: Record<string, string> }>();
+function parsedColumns(channel: Channel) {
+  let columns = parsed.get(channel);
+  if (!columns) {
+    columns = { models: new Set(JSON.parse(channel.models) as string[]), mapping: JSON.parse(channel.model_mapping) as Record<string, string> };
+    parsed.set(channel, columns);
+  }
+  return columns;
+}
+
 export function servesModel(channel: Channel, model: string): boolean {
-  const models = JSON.parse(channel.models) as string[];
-  return models.includes(model) || models.includes('*');
+  const { models } = parsedColumns(channel);
+  return models.has(model) || models.has('*');
 }
 
 export function upstreamModel(channel: Channel, model: string): string {
-  const mapping = JSON.parse(channel.model_mapping) as Record<string, string>;
-  return mapping[model] ?? model;
+  return parsedColumns(channel).mapping[model] ?? model;
 }
 
 function weightedShuffle(channels: Channel[]): Channel[] {
