@@ -9,6 +9,8 @@ export interface Config {
   host: string;
   databaseUrl: string;
   dbPoolSize: number;
+  /** Group-committed write batches one process runs at once on Postgres (SQLite has one writer). */
+  writeBatchesInFlight: number;
   redisUrl: string | undefined;
   adminToken: string | undefined;
   publicBaseUrl: string;
@@ -150,6 +152,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     host: str(env, 'HOST', '0.0.0.0'),
     databaseUrl,
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 500),
+    writeBatchesInFlight: int(env, 'WRITE_BATCHES', 1, 1, 100),
     redisUrl: url(env, 'REDIS_URL', undefined, ['redis:', 'rediss:']),
     adminToken,
     publicBaseUrl: url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/+$/, ''),

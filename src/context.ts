@@ -93,8 +93,8 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     pricing,
     prices,
     quotas,
-    textMoney: textMoney(db, dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.dbPoolSize / 2)), (keyIds) => quotas.changed(keyIds)),
-    submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : Math.max(1, Math.floor(config.dbPoolSize / 2)), (tasks) =>
+    textMoney: textMoney(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (keyIds) => quotas.changed(keyIds)),
+    submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (tasks) =>
       quotas.changed(tasks.map((t) => t.key_id)),
     ),
     channels: new ChannelRouter(db),

@@ -22,6 +22,22 @@ async function tryDebit(userId: string, keyId: string, keyLimited: boolean, amou
 }
 
 describe(`ledger [${backendName}]`, () => {
+  it("one batch on one account: the sum is taken at once when it can be paid, one by one when not", async () => {
+    const rich = await seedAccount(t.ctx, 1);
+    const poor = await seedAccount(t.ctx, 0.3); // 300,000 units: three of five 100,000 holds
+    const limited = await seedAccount(t.ctx, 10, { quota: 0.2 }); // the key pays two of five
+    const holds = (a: typeof rich, keyLimited = false): LedgerOp[] =>
+      Array.from({ length: 5 }, (_, i) => ({ op: 'debit', kind: 'hold', movement: { userId: a.user.id, keyId: a.keyId, keyLimited, amount: 100_000, ref: `h${i}` } }));
+    const outcomes = await t.ctx.db.transaction().execute((trx) => applyMany(trx, [...holds(rich), ...holds(poor), ...holds(limited, true)]));
+    expect(outcomes.slice(0, 5)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(outcomes.slice(5, 10).map((o) => o?.payer)).toEqual([undefined, undefined, undefined, 'account', 'account']);
+    expect(outcomes.slice(10).map((o) => o?.payer)).toEqual([undefined, undefined, 'key', 'key', 'key']);
+    expect((await getUser(t.ctx.db, poor.user.id))!.balance).toBe(0);
+    expect((await getUser(t.ctx.db, limited.user.id))!.used).toBe(200_000);
+    expect((await getKey(t.ctx.db, limited.keyId))!.quota_remain).toBe(0);
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
   it('batches touching the same accounts in opposite orders do not deadlock (rows are locked in one order)', async () => {
     const accounts = await Promise.all(Array.from({ length: 8 }, () => seedAccount(t.ctx, 100)));
     // Each batch debits and refunds every account, in its own shuffled order, all batches at once:

@@ -1,0 +1,49 @@
+import { compiledStatement } from '../../db/prepared.ts';
+
+// The balance UPDATEs every ledger movement is made of, compiled once (they run for every paid
+// request). Only ledger.ts and ledger-batch.ts may use them: they write no ledger row themselves.
+// The debits are conditional: the WHERE refuses to take more than is there.
+
+export const takeFromAccount = compiledStatement((db) =>
+  db
+    .updateTable('users')
+    .set((eb) => ({ balance: eb('balance', '-', 0), used: eb('used', '+', 0), updated_at: 0 }))
+    .where('id', '=', '')
+    .where('balance', '>=', 0),
+);
+
+export const giveBackToAccount = compiledStatement((db) =>
+  db
+    .updateTable('users')
+    .set((eb) => ({ balance: eb('balance', '+', 0), used: eb('used', '-', 0), updated_at: 0 }))
+    .where('id', '=', ''),
+);
+
+export const takeFromLimitedKey = compiledStatement((db) =>
+  db
+    .updateTable('api_keys')
+    .set((eb) => ({ quota_used: eb('quota_used', '+', 0), quota_remain: eb('quota_remain', '-', 0) }))
+    .where('id', '=', '')
+    .where('quota_remain', '>=', 0),
+);
+
+export const countOnKey = compiledStatement((db) =>
+  db
+    .updateTable('api_keys')
+    .set((eb) => ({ quota_used: eb('quota_used', '+', 0) }))
+    .where('id', '=', ''),
+);
+
+export const returnToLimitedKey = compiledStatement((db) =>
+  db
+    .updateTable('api_keys')
+    .set((eb) => ({ quota_used: eb('quota_used', '-', 0), quota_remain: eb('quota_remain', '+', 0) }))
+    .where('id', '=', ''),
+);
+
+export const uncountOnKey = compiledStatement((db) =>
+  db
+    .updateTable('api_keys')
+    .set((eb) => ({ quota_used: eb('quota_used', '-', 0) }))
+    .where('id', '=', ''),
+);
