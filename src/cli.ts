@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { createContext, type AppContext } from './context.ts';
@@ -6,6 +7,7 @@ import { migrateToLatest } from './db/migrations.ts';
 import { configOrExit, start, work } from './main.ts';
 import * as accounts from './modules/accounts/accounts.service.ts';
 import * as channels from './modules/channels/channels.service.ts';
+import { setCredentials } from './modules/console/console.service.ts';
 import { auditLedger } from './modules/billing/ledger.audit.ts';
 import { ApiError } from './http/errors.ts';
 
@@ -17,6 +19,9 @@ const USAGE = `gateway <command> [options]   (every command prints JSON)
   users create --name NAME [--balance N]  create an account (N in the balance unit)
   users list                              list accounts
   users topup ID --amount N               add to an account's balance
+  users console-login ID --email E [--password P]
+                                          set the account's console sign-in (a password is
+                                          generated and printed once when none is given)
   keys create --user ID [--name NAME] (--quota N | --unlimited) [--rpm N]
                                           create a key; its secret is printed once
   keys list --user ID                     list an account's keys
@@ -47,6 +52,8 @@ const OPTIONS = {
   mapping: { type: 'string' },
   priority: { type: 'string' },
   weight: { type: 'string' },
+  email: { type: 'string' },
+  password: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -88,6 +95,11 @@ async function run(ctx: AppContext, words: string[], v: Values): Promise<unknown
       return accounts.findUsers(ctx, 1000);
     case 'users topup':
       return accounts.topUpUser(ctx, need('ID', id), need('amount', num('amount', v.amount)));
+    case 'users console-login': {
+      const password = v.password ?? randomBytes(12).toString('base64url');
+      const set = await setCredentials(ctx, need('ID', id), { email: need('email', v.email), password });
+      return v.password === undefined ? { ...set, password } : set;
+    }
     case 'keys create':
       return accounts.createKey(ctx, {
         user_id: need('user', v.user),

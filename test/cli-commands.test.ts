@@ -33,6 +33,8 @@ describe(`the gateway command prints JSON [${backendName}]`, () => {
     const id = user.json.id;
     expect((await gateway('users', 'list')).json.map((u: any) => u.id)).toContain(id);
     expect((await gateway('users', 'topup', id, '--amount', '1')).json.balance).toBe(3);
+    const login = await gateway('users', 'console-login', id, '--email', 'CLI@example.com');
+    expect(login.json).toEqual({ user_id: id, email: 'cli@example.com', password: expect.stringMatching(/^[\w-]{16}$/) });
     const key = await gateway('keys', 'create', '--user', id, '--quota', '1', '--rpm', '30');
     expect(key.json).toMatchObject({ user_id: id, quota: 1, rate_limit_rpm: 30, unlimited: false });
     expect(key.json.key).toMatch(/^sk-gw-/);
@@ -42,7 +44,7 @@ describe(`the gateway command prints JSON [${backendName}]`, () => {
     const channel = await gateway('channels', 'create', '--name', 'b', '--type', 'relay', '--base-url', 'http://127.0.0.1:9', '--models', 'imggen-2,imgpro-3-preview', '--mapping', 'imggen-2=imggen-2-ext');
     expect(channel.json).toMatchObject({ type: 'relay', models: ['imggen-2', 'imgpro-3-preview'], model_mapping: { 'imggen-2': 'imggen-2-ext' } });
     expect((await gateway('ledger', 'audit')).json).toEqual({ balanced: true, mismatches: [] });
-    // Twelve process starts: generous, as a loaded CI machine makes each one slow.
+    // Thirteen process starts: generous, as a loaded CI machine makes each one slow.
   }, 180_000);
 
   it('a bad command exits 1 with a JSON error', async () => {

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 
@@ -12,6 +14,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const PASSWORD = 'correct horse battery';
+const CONSOLE_SRC = path.resolve(import.meta.dirname, '../console/src');
 const uniqueAddress = () => `10.${[1, 2, 3].map(() => randomBytes(1)[0]).join('.')}`;
 
 async function holder(balance = 5) {
@@ -223,6 +226,26 @@ describe('behind a proxy', () => {
       expect((await attempt(uniqueAddress())).statusCode).toBe(401);
     } finally {
       await proxied.close();
+    }
+  });
+});
+
+describe('the console uses only documented routes', () => {
+  it('every route the front end calls is in /openapi.json', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const documented = new Set(Object.entries(doc.paths as Record<string, object>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)));
+    const calls = new Set<string>();
+    const files = fs.readdirSync(CONSOLE_SRC, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.tsx') || f.endsWith('.ts'));
+    for (const file of files) {
+      const text = fs.readFileSync(path.join(CONSOLE_SRC, file), 'utf8');
+      for (const [, method, raw] of text.matchAll(/api(?:<[^(]*>)?\('(GET|POST|PATCH|PUT|DELETE)', [`']([^`']+)[`']/g)) calls.add(`${method} ${raw}`);
+      for (const [, raw] of text.matchAll(/useLoad<[^(]*>\([`']([^`']+)[`']\)/g)) calls.add(`GET ${raw}`);
+    }
+    expect(calls.size).toBeGreaterThan(20);
+    for (const call of calls) {
+      // `${anything}` in a path is a parameter; query strings are not part of the path.
+      const template = call.split('?')[0]!.replace(/\$\{[^}]+\}/g, '{id}');
+      expect(documented, call).toContain(template);
     }
   });
 });

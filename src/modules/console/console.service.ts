@@ -4,7 +4,7 @@ import { badRequest, forbidden, rateLimited, unauthorized } from '../../http/err
 import { getUser } from '../accounts/accounts.repo.ts';
 import { decoyHash, hashPassword, verifyPassword } from './password.ts';
 import { tokenHash } from './session-guard.ts';
-import { deleteSession, deleteUserSessions, findCredentialsByEmail, insertSession, upsertCredentials } from './sessions.repo.ts';
+import { deleteExpiredSessions, deleteSession, deleteUserSessions, findCredentialsByEmail, insertSession, upsertCredentials } from './sessions.repo.ts';
 
 type Ctx = Pick<AppContext, 'db' | 'config' | 'rateLimiter'>;
 
@@ -34,6 +34,8 @@ async function openSession(ctx: Ctx, role: 'account' | 'operator', userId: strin
   const csrfToken = randomBytes(24).toString('base64url');
   const maxAgeSeconds = ctx.config.console.sessionHours * 3600;
   const now = Date.now();
+  // Sign-ins are rare: a good moment to drop sessions that ran out, so the table stays small.
+  await deleteExpiredSessions(ctx.db, now);
   await insertSession(ctx.db, { token_hash: tokenHash(token), role, user_id: userId, csrf_token: csrfToken, created_at: now, expires_at: now + maxAgeSeconds * 1000 });
   return { token, csrfToken, maxAgeSeconds, role, userId };
 }
