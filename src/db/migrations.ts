@@ -210,8 +210,6 @@ const migrations: Record<string, DialectMigration> = {
         .addColumn('expires_at', 'bigint', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('console_sessions_expiry').on('console_sessions').column('expires_at').execute();
-      // Per-account lists for the console: usage by key, tasks newest first.
-      await db.schema.createIndex('usage_key').on('usage').columns(['key_id', 'created_at']).execute();
     },
   }),
 };

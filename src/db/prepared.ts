@@ -1,4 +1,4 @@
-import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+import { CompiledQuery, PostgresAdapter, type Compilable, type Kysely } from 'kysely';
 import type { Database } from './types.ts';
 import { rawReaderOf } from './index.ts';
 
@@ -21,16 +21,12 @@ export function preparedQuery<Row, Params extends unknown[]>(build: (db: Kysely<
   };
 }
 
-const dialects = new WeakMap<object, 'postgres' | 'sqlite'>();
-
-/** Which SQL flavour a Kysely instance (or transaction) compiles to, found once per instance. */
+/**
+ * Which SQL flavour a Kysely instance or transaction compiles to. Asked of the adapter: every
+ * transaction is a new instance, so compiling a probe query per instance cost a compile per write.
+ */
 function flavourOf(db: Kysely<Database>): 'postgres' | 'sqlite' {
-  let flavour = dialects.get(db);
-  if (!flavour) {
-    flavour = db.selectFrom('meta').select('name').where('name', '=', '').compile().sql.includes('$1') ? 'postgres' : 'sqlite';
-    dialects.set(db, flavour);
-  }
-  return flavour;
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
 
 /**

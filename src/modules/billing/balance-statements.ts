@@ -47,3 +47,8 @@ export const uncountOnKey = compiledStatement((db) =>
     .set((eb) => ({ quota_used: eb('quota_used', '-', 0) }))
     .where('id', '=', ''),
 );
+
+/** One ledger row (the common case of a lone caller); batches use one multi-row INSERT instead. */
+export const insertOneLedgerRow = compiledStatement((db) =>
+  db.insertInto('ledger').values({ user_id: '', key_id: '', kind: 'refund', balance_delta: 0, used_delta: 0, key_remain_delta: 0, key_used_delta: 0, ref: '', note: '', created_at: 0 }),
+);
