@@ -75,6 +75,20 @@ async function signInOperator(page: Page) {
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
+const AXE = fs.readFileSync(path.resolve(import.meta.dirname, '../node_modules/axe-core/axe.min.js'), 'utf8');
+const a11yProblems: string[] = [];
+
+/** Runs axe-core (WCAG 2 A/AA rules) on the page; serious and critical findings are collected. */
+async function checkAccessibility(page: Page, name: string) {
+  // Evaluated through the DevTools protocol: the console's CSP (rightly) refuses inline scripts.
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { runOnly: ['wcag2a', 'wcag2aa'] });
+    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+  });
+  for (const v of violations) if (v.impact === 'serious' || v.impact === 'critical') a11yProblems.push(`${name}: ${v.id} (${v.impact}, ${v.nodes} nodes)`);
+}
+
 describe.skipIf(!haveChromium)(`console in Chromium [${backendName}]`, () => {
   it('a holder creates a key, copies it, uses it, deletes it in the page, and the API refuses it', async () => {
     const { context, page } = await newPage();
@@ -147,36 +161,45 @@ describe.skipIf(!haveChromium)(`console in Chromium [${backendName}]`, () => {
     await context.close();
   });
 
-  it('saves screenshots of the main pages at desktop and phone widths', async () => {
+  it('saves screenshots of the main pages at desktop and phone widths, each passing the axe-core WCAG A/AA checks', async () => {
     for (const [width, viewport] of Object.entries(VIEWPORTS)) {
       const { context, page } = await newPage(viewport);
       await page.goto('/console/');
       await page.getByRole('button', { name: 'Sign in' }).waitFor();
       await shot(page, `sign-in-${width}`);
+      await checkAccessibility(page, `sign-in-${width}`);
       await signInHolder(page);
       await shot(page, `overview-${width}`);
+      await checkAccessibility(page, `overview-${width}`);
       await page.goto('/console/#/tasks');
       await page.locator('.previews img').first().waitFor();
       await shot(page, `tasks-${width}`);
+      await checkAccessibility(page, `tasks-${width}`);
       await context.close();
 
       const operator = await newPage(viewport);
       await signInOperator(operator.page);
       await operator.page.getByRole('img', { name: 'requests per day' }).waitFor();
       await shot(operator.page, `operator-totals-${width}`);
+      await checkAccessibility(operator.page, `operator-totals-${width}`);
       await operator.page.goto('/console/#/channels');
       await operator.page.getByRole('cell', { name: 'simulator' }).first().waitFor();
       await operator.page.getByRole('button', { name: 'Test' }).first().click();
       await operator.page.getByText(/^OK in \d+ ms/).waitFor();
       await shot(operator.page, `operator-channels-${width}`);
+      await checkAccessibility(operator.page, `operator-channels-${width}`);
       await operator.page.goto('/console/#/accounts');
       await operator.page.getByTestId(`account-${account.user.name}`).waitFor();
       await shot(operator.page, `operator-accounts-${width}`);
+      await checkAccessibility(operator.page, `operator-accounts-${width}`);
       await operator.page.goto('/console/#/prices');
       await operator.page.getByRole('cell', { name: 'imggen-2', exact: true }).waitFor();
       await shot(operator.page, `operator-prices-${width}`);
+      await checkAccessibility(operator.page, `operator-prices-${width}`);
       await operator.context.close();
     }
     expect(fs.readdirSync(SCREENSHOTS).filter((f) => f.endsWith('.png')).length).toBeGreaterThanOrEqual(14);
+    // Every main page, at both widths, passes axe-core's WCAG 2 A/AA checks without a serious finding.
+    expect(a11yProblems).toEqual([]);
   }, 90_000);
 });

@@ -91,7 +91,7 @@ export function Channels() {
     <>
       <Section title="Channels">
         <ErrorNote message={channels.error ?? action.error} />
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Channels">
           <table>
             <thead>
               <tr>

@@ -62,7 +62,7 @@ export function PricesPage() {
         {prices.data && (
           <>
             <p className="muted">Source: {prices.data.source === 'file' ? 'the pricing file (PRICING_FILE)' : 'set by an operator'}. Amounts in USD.</p>
-            <div className="table-wrap">
+            <div className="table-wrap" tabIndex={0} role="region" aria-label="Prices in force">
               <table>
                 <thead>
                   <tr>

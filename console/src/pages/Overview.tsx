@@ -25,7 +25,7 @@ export function Overview() {
       <Keys keys={keys.data?.data} error={keys.error} onChange={refresh} />
       <Section title="Usage per key">
         <ErrorNote message={usage.error} />
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Usage per key">
           <table>
             <thead>
               <tr>
@@ -134,7 +134,7 @@ function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; onChang
         </div>
       )}
       <ErrorNote message={error ?? action.error} />
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0} role="region" aria-label="API keys">
         <table>
           <thead>
             <tr>

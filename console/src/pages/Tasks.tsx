@@ -60,7 +60,7 @@ export function Tasks() {
 function Callbacks({ taskId }: { taskId: string }) {
   const attempts = useLoad<{ data: Attempt[] }>(`/console/api/tasks/${taskId}/callbacks`);
   return (
-    <div className="table-wrap callbacks">
+    <div className="table-wrap callbacks" tabIndex={0} role="region" aria-label={`Callback attempts of ${taskId}`}>
       <ErrorNote message={attempts.error} />
       {attempts.data?.data.length === 0 && <p className="muted">No attempt yet: callbacks are sent when the task ends.</p>}
       {attempts.data && attempts.data.data.length > 0 && (
