@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as accounts from '../src/modules/accounts/accounts.service.ts';
-import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
+import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp, awayFromRateWindowEdge } from './harness.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -79,6 +79,7 @@ describe(`SPEC 5 authentication [${backendName}]`, () => {
 
 describe(`SPEC 8 rate limits [${backendName}]`, () => {
   it('RATE_LIMIT_RPM applies by default; 429 carries Retry-After and RateLimit-* headers', async () => {
+    await awayFromRateWindowEdge();
     const account = await seedAccount(t.ctx, 1, { unlimited: true });
     const first = await balance(account.auth);
     expect(first.headers['ratelimit-limit']).toBe('3');
@@ -94,6 +95,7 @@ describe(`SPEC 8 rate limits [${backendName}]`, () => {
   });
 
   it("a key's rate_limit_rpm overrides the default; limits are per key", async () => {
+    await awayFromRateWindowEdge();
     const roomy = await seedAccount(t.ctx, 1, { unlimited: true, rate_limit_rpm: 10 });
     for (let i = 0; i < 10; i++) expect((await balance(roomy.auth)).statusCode).toBe(200);
     expect((await balance(roomy.auth)).statusCode).toBe(429);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { MESSAGES } from '../src/modules/balance/balance.service.ts';
 import * as accounts from '../src/modules/accounts/accounts.service.ts';
-import { backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
+import { backendName, createTestApp, seedAccount, type TestApp, awayFromRateWindowEdge } from './harness.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -74,6 +74,7 @@ describe(`SPEC 4.1 key balance [${backendName}]`, () => {
     });
 
     it(`too many requests: 429 rate_limit_error (${path})`, async () => {
+      await awayFromRateWindowEdge();
       const account = await seedAccount(t.ctx, 5, { quota: 1, rate_limit_rpm: 2 });
       expect((await get(path, account.auth)).statusCode).toBe(200);
       expect((await get(path, account.auth)).statusCode).toBe(200);
@@ -106,6 +107,7 @@ describe(`SPEC 4.2 user balance [${backendName}]`, () => {
     });
 
     it(`401 and 429 as in 4.1 (${path})`, async () => {
+      await awayFromRateWindowEdge();
       expect((await get(path)).statusCode).toBe(401);
       const account = await seedAccount(t.ctx, 1, { quota: 1, rate_limit_rpm: 1 });
       expect((await get(path, account.auth)).statusCode).toBe(200);

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
-import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, freshDatabase, usingPostgres, usingRedis } from './harness.ts';
+import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, freshDatabase, usingPostgres, usingRedis, awayFromRateWindowEdge } from './harness.ts';
 import { startGateway, stopAllGateways, type GatewayProcess } from './support/gateway-process.ts';
 import { startReceiver, waitUntil } from './support/receiver.ts';
 
@@ -88,6 +88,7 @@ describe.skipIf(!usingPostgres || !usingRedis)(`three processes on Postgres and 
     const user = await call('POST', `${trio[0]!.url}/admin/users`, adminHeaders, { name: 'trio', balance: 1 });
     const limited = await call('POST', `${trio[0]!.url}/admin/keys`, adminHeaders, { user_id: user.body.id, unlimited: true, rate_limit_rpm: 9 });
     const auth = { authorization: `Bearer ${limited.body.key}` };
+    await awayFromRateWindowEdge(20_000);
     const codes: number[] = [];
     for (let i = 0; i < 9; i++) codes.push((await call('GET', `${trio[i % 3]!.url}/v1/user/balance`, auth)).status);
     expect(codes.every((c) => c === 200)).toBe(true);

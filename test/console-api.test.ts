@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
+import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp, awayFromRateWindowEdge } from './harness.ts';
 
 // The console's JSON routes: sign-in that reveals nothing, cookie sessions with a CSRF token, and an
 // account holder who sees only their own account.
@@ -56,6 +56,7 @@ describe(`console sign-in [${backendName}]`, () => {
   });
 
   it('sign-in attempts are rate limited per client address (429 with Retry-After)', async () => {
+    await awayFromRateWindowEdge();
     const limited = await createTestApp({ CONSOLE_SIGNIN_RPM: '3' });
     try {
       const remoteAddress = uniqueAddress();
@@ -210,6 +211,7 @@ describe(`operator totals and channel test [${backendName}]`, () => {
 
 describe('behind a proxy', () => {
   it('with TRUST_PROXY the sign-in limit counts the X-Forwarded-For client, not the proxy', async () => {
+    await awayFromRateWindowEdge();
     const proxied = await createTestApp({ CONSOLE_SIGNIN_RPM: '2', TRUST_PROXY: '127.0.0.1' });
     try {
       const attempt = (client: string) =>

@@ -117,3 +117,13 @@ export async function seedAccount(
   const created = await accounts.createKey(ctx, { user_id: user.id, ...key });
   return { user, keyId: created.id, key: created.key, auth: { authorization: `Bearer ${created.key}` } };
 }
+
+/**
+ * Rate limits count in fixed one-minute windows on the wall clock: a test that expects the Nth
+ * request of a burst to be refused must not straddle a window's end. Waits for the next window when
+ * fewer than `needMs` remain in this one.
+ */
+export async function awayFromRateWindowEdge(needMs = 10_000): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < needMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
