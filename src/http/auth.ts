@@ -66,10 +66,19 @@ async function enforceRateLimit(ctx: AppContext, key: CachedKey, reply: FastifyR
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
+/**
+ * Checks `token` against ADMIN_TOKEN (compared as digests, in constant time): throws 403 when the
+ * admin API is disabled, 401 when the token is wrong. The admin routes and the console's operator
+ * sign-in both use it.
+ */
+export function assertAdminToken(config: AppContext['config'], token: string): void {
+  if (!config.adminToken) throw forbidden('The admin API is disabled: set ADMIN_TOKEN to enable it');
+  if (!timingSafeEqual(digest(token), digest(config.adminToken))) throw unauthorized('Invalid admin token');
+}
+
 export function adminGuard(ctx: AppContext): preValidationAsyncHookHandler {
-  const expected = ctx.config.adminToken ? digest(ctx.config.adminToken) : undefined;
   return async function authenticateAdmin(request: FastifyRequest) {
-    if (!expected) throw forbidden('The admin API is disabled: set ADMIN_TOKEN to enable it');
+    if (!ctx.config.adminToken) throw forbidden('The admin API is disabled: set ADMIN_TOKEN to enable it');
     const token = request.headers.authorization ? BEARER.exec(request.headers.authorization)?.[1] : undefined;
     if (!token) {
       // The console's operator pages use the same routes with the session cookie an admin-token sign-in set.
@@ -78,6 +87,6 @@ export function adminGuard(ctx: AppContext): preValidationAsyncHookHandler {
       if (session) throw forbidden('This session is an account holder\'s; the admin API needs the operator');
       throw unauthorized('Missing admin token: send Authorization: Bearer <ADMIN_TOKEN>');
     }
-    if (!timingSafeEqual(digest(token), expected)) throw unauthorized('Invalid admin token');
+    assertAdminToken(ctx.config, token);
   };
 }

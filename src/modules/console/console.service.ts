@@ -1,5 +1,6 @@
-import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
+import { assertAdminToken } from '../../http/auth.ts';
 import { badRequest, forbidden, rateLimited, unauthorized } from '../../http/errors.ts';
 import { getUser } from '../accounts/accounts.repo.ts';
 import { decoyHash, hashPassword, verifyPassword } from './password.ts';
@@ -54,8 +55,7 @@ export async function signInAccount(ctx: Ctx, input: { email: string; password: 
 export async function signInOperator(ctx: Ctx, adminToken: string, clientAddress: string): Promise<NewSession> {
   if (!ctx.config.adminToken) throw forbidden('The admin API is disabled: set ADMIN_TOKEN to enable it');
   await limitAttempts(ctx, [`ip:${clientAddress}`]);
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  if (!timingSafeEqual(digest(adminToken), digest(ctx.config.adminToken))) throw unauthorized('Invalid admin token');
+  assertAdminToken(ctx.config, adminToken);
   return openSession(ctx, 'operator', null);
 }
 
