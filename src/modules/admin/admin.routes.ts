@@ -7,11 +7,9 @@ import * as accounts from '../accounts/accounts.service.ts';
 import { auditLedger } from '../billing/ledger.audit.ts';
 import { CredentialsBody, DayTotals, StatsQuery } from '../console/console.schemas.ts';
 import { setCredentials } from '../console/console.service.ts';
-import { totalsByDay } from '../console/usage.repo.ts';
+import { totalsForLastDays } from '../console/usage.repo.ts';
 import { toBalance } from '../../lib/money.ts';
 import * as S from './admin.schemas.ts';
-
-const DAY_MS = 86_400_000;
 
 export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -52,21 +50,8 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/admin/stats', { schema: doc('Totals per UTC day: requests, spend, task outcomes', { querystring: StatsQuery, response: { 200: Type.Object({ data: Type.Array(DayTotals) }) } }) },
       async (request) => {
         const days = Math.min(Math.max(Number(request.query.days ?? 14) || 14, 1), 365);
-        const today = Math.floor(Date.now() / DAY_MS);
-        const totals = new Map((await totalsByDay(ctx.db, (today - days + 1) * DAY_MS)).map((t) => [t.day, t]));
-        // Every day of the range, zeros included, so a chart's x axis is even.
-        const data = [];
-        for (let day = today - days + 1; day <= today; day++) {
-          const t = totals.get(day);
-          data.push({
-            date: new Date(day * DAY_MS).toISOString().slice(0, 10),
-            requests: t?.requests ?? 0,
-            spend: toBalance(t?.spend ?? 0, ctx.config),
-            completed: t?.completed ?? 0,
-            failed: t?.failed ?? 0,
-          });
-        }
-        return { data };
+        const totals = await totalsForLastDays(ctx.db, days);
+        return { data: totals.map((t) => ({ ...t, spend: toBalance(t.spend, ctx.config) })) };
       });
 
     const Prices = Type.Object({

@@ -54,7 +54,8 @@ export async function usageByKey(db: Kysely<Database>, userId: string): Promise<
 }
 
 export interface DayTotals {
-  day: number;
+  /** UTC day, YYYY-MM-DD. */
+  date: string;
   requests: number;
   spend: number;
   completed: number;
@@ -62,10 +63,14 @@ export interface DayTotals {
 }
 
 /**
- * Totals per UTC day since `sinceMs`: billed requests (text calls and task submits), what they cost
- * (settled text calls and tasks), and task outcomes by the day the task was submitted.
+ * Totals for each UTC day of the last `count` (today included, days without traffic as zeros so a
+ * chart's axis is even): billed requests (text calls and task submits), what they cost in ledger
+ * units (settled text calls and tasks), and task outcomes by the day the task was submitted.
  */
-export async function totalsByDay(db: Kysely<Database>, sinceMs: number): Promise<DayTotals[]> {
+export async function totalsForLastDays(db: Kysely<Database>, count: number, now = Date.now()): Promise<DayTotals[]> {
+  const today = Math.floor(now / DAY_MS);
+  const first = today - count + 1;
+  const sinceMs = first * DAY_MS;
   const day = sql<number>`created_at / ${sql.lit(DAY_MS)}`;
   const [text, tasks] = await Promise.all([
     db
@@ -87,23 +92,28 @@ export async function totalsByDay(db: Kysely<Database>, sinceMs: number): Promis
       .groupBy(day)
       .execute(),
   ]);
-  const days = new Map<number, DayTotals>();
-  const entry = (d: number) => {
-    let found = days.get(d);
-    if (!found) days.set(d, (found = { day: d, requests: 0, spend: 0, completed: 0, failed: 0 }));
-    return found;
-  };
+  const days = Array.from({ length: count }, (_, i): DayTotals => ({
+    date: new Date((first + i) * DAY_MS).toISOString().slice(0, 10),
+    requests: 0,
+    spend: 0,
+    completed: 0,
+    failed: 0,
+  }));
+  // A row stamped after today (another process's clock ahead of ours) has no bar: skipped.
+  const entry = (d: number) => days[d - first];
   for (const row of text) {
     const totals = entry(Number(row.day));
+    if (!totals) continue;
     totals.requests += Number(row.requests);
     totals.spend += Number(row.spend ?? 0);
   }
   for (const row of tasks) {
     const totals = entry(Number(row.day));
+    if (!totals) continue;
     totals.requests += Number(row.requests);
     totals.spend += Number(row.spend ?? 0);
     totals.completed += Number(row.completed ?? 0);
     totals.failed += Number(row.failed ?? 0);
   }
-  return [...days.values()].sort((a, b) => a.day - b.day);
+  return days;
 }
