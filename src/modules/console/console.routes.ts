@@ -4,12 +4,11 @@ import type { AppContext } from '../../context.ts';
 import type { Task } from '../../db/types.ts';
 import { notFound } from '../../http/errors.ts';
 import { ErrorResponses, IdParams } from '../../http/schemas.ts';
-import { toBalance } from '../../lib/money.ts';
+import { toBalance, toCredits } from '../../lib/money.ts';
 import * as accounts from '../accounts/accounts.service.ts';
 import { getUser } from '../accounts/accounts.repo.ts';
 import { getKey } from '../accounts/keys.repo.ts';
 import { Key, CreatedKey } from '../admin/admin.schemas.ts';
-import { userBalance } from '../balance/balance.service.ts';
 import { getTask, listTasks } from '../tasks/tasks.repo.ts';
 import type { TaskResult } from '../../providers/types.ts';
 import { listAttempts, rotateSigningSecret, signingSecret } from '../webhooks/webhooks.repo.ts';
@@ -58,10 +57,18 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/console/api/account', { schema: doc('The signed-in account and its balance', { response: { 200: S.Account, ...ErrorResponses } }) },
       async (request) => {
         const id = userId(request);
-        const [user, balance, credentials] = await Promise.all([getUser(ctx.db, id), userBalance(ctx, id), findCredentialsByUser(ctx.db, id)]);
-        if (!user || !balance.success) throw notFound('This account no longer exists');
-        const { success: _, ...numbers } = balance;
-        return { id: user.id, name: user.name, email: credentials?.email ?? null, ...numbers };
+        const [user, credentials] = await Promise.all([getUser(ctx.db, id), findCredentialsByUser(ctx.db, id)]);
+        if (!user) throw notFound('This account no longer exists');
+        // The numbers of GET /user/balance (SPEC 2.3), from the row already read.
+        return {
+          id: user.id,
+          name: user.name,
+          email: credentials?.email ?? null,
+          remain_balance: toBalance(user.balance, ctx.config),
+          remain_credits: toCredits(user.balance, ctx.config),
+          used_balance: toBalance(user.used, ctx.config),
+          used_credits: toCredits(user.used, ctx.config),
+        };
       });
 
     app.get('/console/api/keys', { schema: doc("The account's keys", { response: { 200: Type.Object({ data: Type.Array(Key) }) } }) },
