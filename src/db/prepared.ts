@@ -1,4 +1,4 @@
-import { CompiledQuery, PostgresAdapter, type Compilable, type Kysely } from 'kysely';
+import { CompiledQuery, PostgresAdapter, type Compilable, type Insertable, type Kysely } from 'kysely';
 import type { Database } from './types.ts';
 import { rawReaderOf } from './index.ts';
 
@@ -39,5 +39,21 @@ export function compiledStatement(build: (db: Kysely<Database>) => Compilable<un
     const flavour = flavourOf(db);
     const text = (texts[flavour] ??= build(db).compile().sql);
     return db.executeQuery(CompiledQuery.raw(text, params));
+  };
+}
+
+/**
+ * Inserts rows into one table: a lone row (the common case of a single caller) through a statement
+ * compiled once, more through multi-row INSERTs of at most `chunk` rows.
+ */
+export function rowInserter<T extends keyof Database & string>(table: T, columns: readonly (keyof Insertable<Database[T]> & string)[], chunk = 500) {
+  const one = compiledStatement((db) => db.insertInto(table).values(Object.fromEntries(columns.map((c) => [c, null])) as never));
+  return async (db: Kysely<Database>, rows: Insertable<Database[T]>[]): Promise<void> => {
+    if (rows.length === 1) {
+      const row = rows[0] as Record<string, unknown>;
+      await one(db, columns.map((c) => row[c] ?? null));
+      return;
+    }
+    for (let i = 0; i < rows.length; i += chunk) await db.insertInto(table).values(rows.slice(i, i + chunk) as never).execute();
   };
 }

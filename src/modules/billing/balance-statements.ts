@@ -1,4 +1,4 @@
-import { compiledStatement } from '../../db/prepared.ts';
+import { compiledStatement, rowInserter } from '../../db/prepared.ts';
 
 // The balance UPDATEs every ledger movement is made of, compiled once (they run for every paid
 // request). Only ledger.ts and ledger-batch.ts may use them: they write no ledger row themselves.
@@ -48,7 +48,5 @@ export const uncountOnKey = compiledStatement((db) =>
     .where('id', '=', ''),
 );
 
-/** One ledger row (the common case of a lone caller); batches use one multi-row INSERT instead. */
-export const insertOneLedgerRow = compiledStatement((db) =>
-  db.insertInto('ledger').values({ user_id: '', key_id: '', kind: 'refund', balance_delta: 0, used_delta: 0, key_remain_delta: 0, key_used_delta: 0, ref: '', note: '', created_at: 0 }),
-);
+/** The ledger rows of a batch (one INSERT, precompiled when the batch is a lone movement). */
+export const insertLedgerRows = rowInserter('ledger', ['user_id', 'key_id', 'kind', 'balance_delta', 'used_delta', 'key_remain_delta', 'key_used_delta', 'ref', 'note', 'created_at']);

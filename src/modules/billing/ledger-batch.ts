@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/types.ts';
-import { countOnKey, giveBackToAccount, insertOneLedgerRow, returnToLimitedKey, takeFromAccount, takeFromLimitedKey, uncountOnKey } from './balance-statements.ts';
+import { countOnKey, giveBackToAccount, insertLedgerRows, returnToLimitedKey, takeFromAccount, takeFromLimitedKey, uncountOnKey } from './balance-statements.ts';
 import { assertAmount, debitRow, InsufficientFunds, refundRow, type LedgerRowValues, type Movement } from './ledger-rows.ts';
 
 // Many movements in one transaction (group-committed submits, text-call holds and settlements).
@@ -104,12 +104,7 @@ export async function applyMany(trx: Transaction<Database>, ops: LedgerOp[]): Pr
     if (debits.length > 0) await debitAccount(trx, userId, ops, debits, now, outcomes, rows);
     start = end;
   }
-  if (rows.length === 1) {
-    const r = rows[0]!;
-    await insertOneLedgerRow(trx, [r.user_id, r.key_id, r.kind, r.balance_delta, r.used_delta, r.key_remain_delta, r.key_used_delta, r.ref, r.note, r.created_at]);
-  } else {
-    for (let i = 0; i < rows.length; i += 500) await trx.insertInto('ledger').values(rows.slice(i, i + 500)).execute();
-  }
+  await insertLedgerRows(trx, rows);
   return outcomes;
 }
 

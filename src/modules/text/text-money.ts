@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import { GroupCommit } from '../../db/group-commit.ts';
-import { compiledStatement } from '../../db/prepared.ts';
+import { rowInserter } from '../../db/prepared.ts';
 import type { Database, UsageTable } from '../../db/types.ts';
 import { applyMany, type LedgerOp, type Movement } from '../billing/ledger.ts';
 
@@ -10,18 +10,7 @@ import { applyMany, type LedgerOp, type Movement } from '../billing/ledger.ts';
 
 export type TextMoneyOp = { kind: 'hold'; movement: Movement } | { kind: 'settle'; movement: Movement; usage: Insertable<UsageTable> };
 
-const insertOneUsageRow = compiledStatement((db) =>
-  db.insertInto('usage').values({ user_id: '', key_id: '', model: '', endpoint: '', request_id: '', input_tokens: 0, output_tokens: 0, cost: 0, status: '', created_at: 0 }),
-);
-
-async function insertUsage(trx: Transaction<Database>, rows: Insertable<UsageTable>[]) {
-  if (rows.length === 1) {
-    const u = rows[0]!;
-    await insertOneUsageRow(trx, [u.user_id, u.key_id, u.model, u.endpoint, u.request_id, u.input_tokens, u.output_tokens, u.cost, u.status, u.created_at]);
-    return;
-  }
-  for (let i = 0; i < rows.length; i += 500) await trx.insertInto('usage').values(rows.slice(i, i + 500)).execute();
-}
+const insertUsage = rowInserter('usage', ['user_id', 'key_id', 'model', 'endpoint', 'request_id', 'input_tokens', 'output_tokens', 'cost', 'status', 'created_at']);
 
 async function writeTextMoney(trx: Transaction<Database>, ops: TextMoneyOp[]): Promise<(Error | undefined)[]> {
   // One pass over holds and settlements together, so every row is locked in the ledger's one order.
