@@ -36,3 +36,12 @@ export function Stat({ label, value, testId }: { label: string; value: string; t
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status}`}>{status}</span>;
 }
+
+/** A table that may scroll sideways on a narrow screen: a labelled region keyboard users can reach. */
+export function TableRegion({ label, className, children }: { label: string; className?: string; children: ReactNode }) {
+  return (
+    <div className={className ? `table-wrap ${className}` : 'table-wrap'} tabIndex={0} role="region" aria-label={label}>
+      {children}
+    </div>
+  );
+}

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api, type Channel } from '../api.ts';
-import { ErrorNote, Section, StatusBadge } from '../components.tsx';
+import { ErrorNote, Section, StatusBadge, TableRegion } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
 
 const TYPES = ['simulator', 'relay', 'native', 'messages', 'chat-completions'];
@@ -91,7 +91,7 @@ export function Channels() {
     <>
       <Section title="Channels">
         <ErrorNote message={channels.error ?? action.error} />
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Channels">
+        <TableRegion label="Channels">
           <table>
             <thead>
               <tr>
@@ -137,7 +137,7 @@ export function Channels() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableRegion>
       </Section>
       <Section title={editing ? 'Edit channel' : 'Add a channel'}>
         <form className="grid-form" onSubmit={save}>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { api } from '../api.ts';
-import { ErrorNote, Section } from '../components.tsx';
+import { ErrorNote, Section, TableRegion } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
 
 type ModelPrice = {
@@ -62,7 +62,7 @@ export function PricesPage() {
         {prices.data && (
           <>
             <p className="muted">Source: {prices.data.source === 'file' ? 'the pricing file (PRICING_FILE)' : 'set by an operator'}. Amounts in USD.</p>
-            <div className="table-wrap" tabIndex={0} role="region" aria-label="Prices in force">
+            <TableRegion label="Prices in force">
               <table>
                 <thead>
                   <tr>
@@ -81,7 +81,7 @@ export function PricesPage() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableRegion>
           </>
         )}
       </Section>

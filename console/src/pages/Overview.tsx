@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api, money, when, type Account, type Key, type KeyUsage } from '../api.ts';
-import { ErrorNote, Section, Stat, StatusBadge } from '../components.tsx';
+import { ErrorNote, Section, Stat, StatusBadge, TableRegion } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
 
 export function Overview() {
@@ -25,7 +25,7 @@ export function Overview() {
       <Keys keys={keys.data?.data} error={keys.error} onChange={refresh} />
       <Section title="Usage per key">
         <ErrorNote message={usage.error} />
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Usage per key">
+        <TableRegion label="Usage per key">
           <table>
             <thead>
               <tr>
@@ -53,7 +53,7 @@ export function Overview() {
             </tbody>
           </table>
           {usage.data?.data.length === 0 && <p className="muted">No calls yet.</p>}
-        </div>
+        </TableRegion>
       </Section>
     </>
   );
@@ -134,7 +134,7 @@ function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; onChang
         </div>
       )}
       <ErrorNote message={error ?? action.error} />
-      <div className="table-wrap" tabIndex={0} role="region" aria-label="API keys">
+      <TableRegion label="API keys">
         <table>
           <thead>
             <tr>
@@ -184,7 +184,7 @@ function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; onChang
             ))}
           </tbody>
         </table>
-      </div>
+      </TableRegion>
     </Section>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { money, when, type Attempt, type TaskRow } from '../api.ts';
-import { ErrorNote, Section, StatusBadge } from '../components.tsx';
+import { ErrorNote, Section, StatusBadge, TableRegion } from '../components.tsx';
 import { useLoad } from '../hooks.ts';
 
 export function Tasks() {
@@ -60,7 +60,7 @@ export function Tasks() {
 function Callbacks({ taskId }: { taskId: string }) {
   const attempts = useLoad<{ data: Attempt[] }>(`/console/api/tasks/${taskId}/callbacks`);
   return (
-    <div className="table-wrap callbacks" tabIndex={0} role="region" aria-label={`Callback attempts of ${taskId}`}>
+    <TableRegion className="callbacks" label={`Callback attempts of ${taskId}`}>
       <ErrorNote message={attempts.error} />
       {attempts.data?.data.length === 0 && <p className="muted">No attempt yet: callbacks are sent when the task ends.</p>}
       {attempts.data && attempts.data.data.length > 0 && (
@@ -90,6 +90,6 @@ function Callbacks({ taskId }: { taskId: string }) {
           </tbody>
         </table>
       )}
-    </div>
+    </TableRegion>
   );
 }
