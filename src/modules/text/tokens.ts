@@ -1,16 +1,24 @@
 import { countTokens } from 'gpt-tokenizer';
-import type { TextRequest } from './text.types.ts';
+import type { TextMessage, TextRequest } from './text.types.ts';
 
 // Token counts for billing when an upstream reports none, and for the simulator: a real BPE
 // tokenizer from npm; an image counts as a fixed 258 tokens.
 
 export const IMAGE_TOKENS = 258;
 
+// One call asks for its prompt's count several times (the hold, the stream's first event, an
+// upstream without usage, the simulator), through copies of the request that share its messages:
+// the count is kept per messages array, which nothing changes after parsing.
+const counted = new WeakMap<TextMessage[], { system: string | undefined; tokens: number }>();
+
 export function promptTokens(request: Pick<TextRequest, 'system' | 'messages'>): number {
+  const known = counted.get(request.messages);
+  if (known && known.system === request.system) return known.tokens;
   let tokens = request.system ? countTokens(request.system) : 0;
   for (const message of request.messages) {
     for (const part of message.parts) tokens += part.type === 'text' ? countTokens(part.text) : IMAGE_TOKENS;
   }
+  counted.set(request.messages, { system: request.system, tokens });
   return tokens;
 }
 
