@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import type { Task } from '../../db/types.ts';
@@ -42,13 +43,13 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.addHook('preValidation', accountSessionGuard(ctx));
     const doc = <T extends object>(summary: string, extra: T) => ({ ...extra, tags: ['console'], summary, security: [{ consoleSession: [] }] });
-    const userId = (request: { consoleSession?: { user_id: string | null } }) => request.consoleSession!.user_id!;
-    async function ownKey(request: { consoleSession?: { user_id: string | null } }, id: string) {
+    const userId = (request: FastifyRequest) => request.consoleSession!.user_id!;
+    async function ownKey(request: FastifyRequest, id: string) {
       const key = await getKey(ctx.db, id);
       if (!key || key.user_id !== userId(request) || key.status === 'deleted') throw notFound(`No key ${id}`);
       return key;
     }
-    async function ownTask(request: { consoleSession?: { user_id: string | null } }, id: string) {
+    async function ownTask(request: FastifyRequest, id: string) {
       const task = await getTask(ctx.db, id);
       if (!task || task.user_id !== userId(request)) throw notFound(`No task ${id}`);
       return task;
