@@ -37,7 +37,8 @@ export async function freshDatabase(): Promise<TestDatabase> {
     return { url, env: { DATABASE_URL: url }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
   }
   const url = process.env.DATABASE_URL!;
-  const schema = `t_${randomBytes(6).toString('hex')}`;
+  // Named after the run: test/postgres-schemas.ts drops the run's schemas when every file is done.
+  const schema = `t_${process.env.TEST_SCHEMA_RUN ?? 'adhoc'}_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query(`create schema ${schema}`);
@@ -48,12 +49,8 @@ export async function freshDatabase(): Promise<TestDatabase> {
     url,
     schema,
     env: { DATABASE_URL: childUrl },
-    async drop() {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
-    },
+    // Not dropped here: another file's migration may be looking at every schema at this moment.
+    async drop() {},
   };
 }
 
