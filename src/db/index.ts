@@ -16,6 +16,15 @@ export function rawReaderOf(db: Kysely<Database>): RawReader | undefined {
   return rawReaders.get(db);
 }
 
+/** Postgres only: runs a named (server-side prepared) statement on its own, outside any transaction. */
+export type NamedStatementRunner = (name: string, sql: string, params: readonly unknown[]) => Promise<unknown[]>;
+
+const namedRunners = new WeakMap<Kysely<Database>, NamedStatementRunner>();
+
+export function namedStatementsOf(db: Kysely<Database>): NamedStatementRunner | undefined {
+  return namedRunners.get(db);
+}
+
 export interface Db {
   db: Kysely<Database>;
   dialect: Dialect;
@@ -103,6 +112,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   rawReaders.set(db, async (text, params) => (await pool.query(text, params as unknown[])).rows);
+  namedRunners.set(db, async (name, text, params) => (await pool.query({ name, text, values: params as unknown[] })).rows);
   return { db, dialect: 'postgres', schema: options.schema ?? schemaFromUrl(url), close: () => db.destroy() };
 }
 

@@ -212,6 +212,18 @@ const migrations: Record<string, DialectMigration> = {
       await db.schema.createIndex('console_sessions_expiry').on('console_sessions').column('expires_at').execute();
     },
   }),
+  '0007_gateway_assert': (dialect) => ({
+    async up(db: Kysely<any>) {
+      // Lets one statement abort itself (and so roll back all it did) when a check on its own
+      // results fails; used by the one-statement submit path (tasks/submit-statement.ts).
+      if (dialect !== 'postgres') return;
+      await sql`create function gateway_assert(ok boolean, message text) returns boolean volatile language plpgsql as $$
+        begin
+          if not ok then raise exception using message = message, errcode = 'P0001'; end if;
+          return true;
+        end $$`.execute(db);
+    },
+  }),
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?: string): Promise<string[]> {

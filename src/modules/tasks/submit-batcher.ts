@@ -4,6 +4,7 @@ import type { Database, Task } from '../../db/types.ts';
 import { enqueueMany } from '../../jobs/jobs.repo.ts';
 import { debitMany, InsufficientFunds } from '../billing/ledger.ts';
 import { insertTasks } from './tasks.repo.ts';
+import { submitStatementFor } from './submit-statement.ts';
 
 /**
  * Writes submitted tasks: each hold is a conditional debit of its own; the tasks, their dispatch
@@ -25,7 +26,7 @@ export async function writeSubmits(trx: Transaction<Database>, tasks: Task[]): P
 /** Group commit for submits (see db/group-commit.ts). */
 export class SubmitBatcher extends GroupCommit<Task> {
   constructor(db: Kysely<Database>, parallel: number, committed?: (tasks: Task[]) => void) {
-    super(db, parallel, writeSubmits, committed);
+    super(db, parallel, writeSubmits, committed, 200, submitStatementFor(db));
   }
 
   submit(task: Task): Promise<void> {
