@@ -20,6 +20,15 @@ export function rawReaderOf(db: Kysely<Database>): RawReader | undefined {
 export type NamedStatementRunner = (name: string, sql: string, params: readonly unknown[]) => Promise<unknown[]>;
 
 const namedRunners = new WeakMap<Kysely<Database>, NamedStatementRunner>();
+const sqliteWriters = new WeakMap<Kysely<Database>, SQLite.Database>();
+
+/**
+ * SQLite only: the write connection itself, for hot writes done synchronously in one transaction
+ * without Kysely's per-statement machinery. Use it only through `atOnce` (db/at-once.ts).
+ */
+export function sqliteWriterOf(db: Kysely<Database>): SQLite.Database | undefined {
+  return sqliteWriters.get(db);
+}
 
 export function namedStatementsOf(db: Kysely<Database>): NamedStatementRunner | undefined {
   return namedRunners.get(db);
@@ -95,6 +104,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     reader?.pragma('busy_timeout = 5000');
     const reads = reader ? withStatementCache(reader) : cached;
     rawReaders.set(db, async (text, params) => reads.prepare(text).all(...params));
+    sqliteWriters.set(db, database);
     return {
       db,
       dialect: 'sqlite',

@@ -1,0 +1,31 @@
+import type SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { Database } from './types.ts';
+import { sqliteWriterOf } from './index.ts';
+
+/**
+ * SQLite: runs `write` synchronously in one transaction on the write connection, with statements
+ * prepared once per database. Nothing else can run in between (one turn of the event loop), so the
+ * whole batch commits or, when `write` throws (a CHECK constraint refusing a debit), none of it.
+ * Refuses to start while a Kysely transaction is open on that connection: better-sqlite3 would
+ * otherwise nest it inside that transaction as a savepoint.
+ */
+export type AtOnce = <T>(write: (statement: (sql: string) => SQLite.Statement) => T) => T;
+
+const prepared = new WeakMap<SQLite.Database, Map<string, SQLite.Statement>>();
+
+export function atOnceFor(db: Kysely<Database>): AtOnce | undefined {
+  const database = sqliteWriterOf(db);
+  if (!database) return undefined;
+  const statements = prepared.get(database) ?? new Map<string, SQLite.Statement>();
+  prepared.set(database, statements);
+  const statement = (sql: string) => {
+    let found = statements.get(sql);
+    if (!found) statements.set(sql, (found = database.prepare(sql)));
+    return found;
+  };
+  return (write) => {
+    if (database.inTransaction) throw new Error('a transaction is open on the write connection');
+    return database.transaction(() => write(statement))();
+  };
+}
