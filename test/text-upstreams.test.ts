@@ -159,3 +159,34 @@ describe(`an abandoned stream [${backendName}]`, () => {
     }
   });
 });
+
+describe(`an abandoned call [${backendName}]`, () => {
+  it('a client that leaves before the answer cancels the upstream call, and is not charged', async () => {
+    second.mode = 'slow';
+    try {
+      const account = await seedAccount(t.ctx, 1);
+      const before = second.cancelled;
+      const { request } = await import('undici');
+      const controller = new AbortController();
+      const answer = request(`${base}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': account.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 100, messages: [{ role: 'user', content: 'wait' }] }),
+        signal: controller.signal,
+      });
+      const sent = second.requests.length;
+      for (let i = 0; i < 100 && second.requests.length === sent; i++) await new Promise((r) => setTimeout(r, 20));
+      controller.abort();
+      await expect(answer).rejects.toThrow();
+      for (let i = 0; i < 100 && second.cancelled === before; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(second.cancelled).toBe(before + 1);
+      const usage = async () => t.ctx.db.selectFrom('usage').selectAll().where('user_id', '=', account.user.id).execute();
+      for (let i = 0; i < 100 && (await usage()).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(await usage()).toMatchObject([{ status: 'failed', cost: 0 }]);
+      const balance = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json();
+      expect(balance.used_balance).toBe(0);
+    } finally {
+      second.mode = 'ok';
+    }
+  });
+});

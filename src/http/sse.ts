@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RequestSignal } from './call-signal.ts';
 
 // Server-sent events written straight to the socket, each event flushed as it is produced.
 // The returned signal aborts when the client goes away, so the upstream call stops with it.
@@ -38,11 +39,10 @@ export function startSse(request: FastifyRequest, reply: FastifyReply): SseStrea
 }
 
 /** A signal for a non-streamed call: aborts when the client closes the connection early. */
-export function clientGone(request: FastifyRequest, reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+export function clientGone(reply: FastifyReply): RequestSignal {
+  const signal = new RequestSignal();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) signal.abort(new Error('client disconnected'));
   });
-  void request;
-  return controller.signal;
+  return signal;
 }

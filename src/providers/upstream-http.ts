@@ -1,6 +1,7 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { Channel } from '../db/types.ts';
 import { TextUpstreamUnavailable, type TextChunk, type TextProvider, type TextRequest, type TextResult } from '../modules/text/text.types.ts';
+import type { CallSignal } from '../http/call-signal.ts';
 
 // One keep-alive pool per upstream origin (undici's pooled `request` is several times faster here
 // than the global fetch). Failures that another channel might not have become
@@ -22,15 +23,29 @@ export interface UpstreamCall {
   headers: Record<string, string>;
   body: unknown;
   timeoutMs: number;
-  signal: AbortSignal;
+  signal: CallSignal;
+}
+
+// Channel URLs are few and reused on every call: each is parsed once.
+const targets = new Map<string, { origin: string; path: string }>();
+
+function targetOf(address: string): { origin: string; path: string } {
+  let target = targets.get(address);
+  if (!target) {
+    const url = new URL(address);
+    target = { origin: url.origin, path: `${url.pathname}${url.search}` };
+    if (targets.size >= 1000) targets.clear();
+    targets.set(address, target);
+  }
+  return target;
 }
 
 export async function postJson(call: UpstreamCall): Promise<Dispatcher.ResponseData> {
-  const url = new URL(call.url);
+  const target = targetOf(call.url);
   let response: Dispatcher.ResponseData;
   try {
-    response = await poolFor(url.origin).request({
-      path: `${url.pathname}${url.search}`,
+    response = await poolFor(target.origin).request({
+      path: target.path,
       method: 'POST',
       headers: { 'content-type': 'application/json', ...call.headers },
       body: JSON.stringify(call.body),
@@ -75,10 +90,10 @@ export abstract class UpstreamText implements TextProvider {
     private readonly timeoutMs: number,
   ) {}
 
-  protected post(path: string, headers: Record<string, string>, body: unknown, signal: AbortSignal) {
+  protected post(path: string, headers: Record<string, string>, body: unknown, signal: CallSignal) {
     return postJson({ url: `${this.channel.base_url}${path}`, headers, body, timeoutMs: this.timeoutMs, signal });
   }
 
-  abstract generate(request: TextRequest, signal: AbortSignal): Promise<TextResult>;
-  abstract stream(request: TextRequest, signal: AbortSignal): AsyncIterable<TextChunk>;
+  abstract generate(request: TextRequest, signal: CallSignal): Promise<TextResult>;
+  abstract stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk>;
 }

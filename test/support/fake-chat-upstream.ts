@@ -30,6 +30,13 @@ export async function startFakeChatUpstream(secret: string, mode: UpstreamMode =
       const last = body.messages.at(-1);
       const text = `echo: ${typeof last.content === 'string' ? last.content : last.content.find((p: any) => p.type === 'text')?.text}`;
       const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+      if (!body.stream && fake.mode === 'slow') {
+        // Never answers: a caller that leaves must cancel the call.
+        res.on('close', () => {
+          if (!res.writableFinished) fake.cancelled++;
+        });
+        return;
+      }
       if (!body.stream) {
         return void res
           .writeHead(200, { 'content-type': 'application/json' })

@@ -38,7 +38,7 @@ export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const call: TextCall = { key: request.apiKey!, endpoint: 'messages', requestId: request.id, request: text, allDown: () => badGateway('Every upstream for this model failed') };
         const id = messageId();
         if (request.body.stream) return stream(ctx, call, id, request, reply);
-        const result = await generateText(ctx, call, clientGone(request, reply));
+        const result = await generateText(ctx, call, clientGone(reply));
         return messageResponse(id, request.body.model, result.text, result.finish, result.stopSequence, result.usage);
       },
     );

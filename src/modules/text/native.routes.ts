@@ -40,7 +40,7 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         }
         const call: TextCall = { key: request.apiKey!, endpoint: 'native', requestId: request.id, request: text, allDown: () => serviceUnavailable('Every upstream for this model is unavailable') };
         if (method === 'generateContent') {
-          const result = await generateText(ctx, call, clientGone(request, reply));
+          const result = await generateText(ctx, call, clientGone(reply));
           return { code: 200, data: nativeResponse(text, result.text, result) };
         }
         return stream(ctx, call, request, reply, request.query.alt === 'sse');
@@ -54,7 +54,7 @@ async function stream(ctx: AppContext, call: TextCall, request: Parameters<typeo
   if (!sse) {
     // Without alt=sse the format answers one JSON array of the chunks.
     const chunks: unknown[] = [];
-    for await (const chunk of streamText(ctx, call, clientGone(request, reply))) {
+    for await (const chunk of streamText(ctx, call, clientGone(reply))) {
       chunks.push(chunk.type === 'delta' ? nativeResponse(call.request, chunk.text) : nativeResponse(call.request, '', chunk));
     }
     return { code: 200, data: chunks };

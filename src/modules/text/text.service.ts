@@ -6,6 +6,7 @@ import { upstreamModel } from '../channels/channels.service.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from './text.types.ts';
 import { TextUpstreamUnavailable } from './text.types.ts';
 import { promptTokens, textTokens } from './tokens.ts';
+import type { CallSignal } from '../../http/call-signal.ts';
 
 export interface TextCall {
   key: CachedKey;
@@ -69,7 +70,7 @@ async function settle(ctx: AppContext, call: TextCall, held: number, usage: Text
 }
 
 /** One call, failing over to the next channel when an upstream is unavailable. */
-export async function generateText(ctx: AppContext, call: TextCall, signal: AbortSignal): Promise<TextResult> {
+export async function generateText(ctx: AppContext, call: TextCall, signal: CallSignal): Promise<TextResult> {
   const candidates = await routes(ctx, call);
   const held = await hold(ctx, call);
   for (const route of candidates) {
@@ -91,7 +92,7 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Abor
  * A streamed call. Failover happens only before the first chunk; a client that goes away stops
  * the upstream (through `signal`) and is charged for what was produced.
  */
-export async function* streamText(ctx: AppContext, call: TextCall, signal: AbortSignal): AsyncGenerator<TextChunk> {
+export async function* streamText(ctx: AppContext, call: TextCall, signal: CallSignal): AsyncGenerator<TextChunk> {
   const candidates = await routes(ctx, call);
   const held = await hold(ctx, call);
   let produced = '';

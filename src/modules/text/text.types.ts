@@ -1,3 +1,5 @@
+import type { CallSignal } from '../../http/call-signal.ts';
+
 // The neutral shape every text endpoint is translated to and every text provider speaks, so the
 // native content/parts endpoint and the messages endpoint share billing and providers.
 
@@ -37,8 +39,8 @@ export interface TextResult {
 export type TextChunk = { type: 'delta'; text: string } | { type: 'end'; finish: FinishReason; stopSequence: string | null; usage: TextUsage };
 
 export interface TextProvider {
-  generate(request: TextRequest, signal: AbortSignal): Promise<TextResult>;
-  stream(request: TextRequest, signal: AbortSignal): AsyncIterable<TextChunk>;
+  generate(request: TextRequest, signal: CallSignal): Promise<TextResult>;
+  stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk>;
 }
 
 /** An upstream that cannot be reached or answered 5xx before the first byte: another channel may try. */

@@ -2,6 +2,7 @@ import { badGateway, badRequest } from '../../http/errors.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
 import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
+import type { CallSignal } from '../../http/call-signal.ts';
 
 // The chat-completions protocol, the most common upstream: requests, responses, errors and streams
 // are translated both ways. The channel's secret goes upstream and nowhere else.
@@ -44,12 +45,12 @@ export async function clientError(statusCode: number, body: { text(): Promise<st
 
 export class ChatCompletionsText extends UpstreamText {
 
-  private call(request: TextRequest, stream: boolean, signal: AbortSignal) {
+  private call(request: TextRequest, stream: boolean, signal: CallSignal) {
     const auth: Record<string, string> = this.channel.secret ? { authorization: `Bearer ${this.channel.secret}` } : {};
     return this.post('/v1/chat/completions', auth, toChat(request, stream), signal);
   }
 
-  async generate(request: TextRequest, signal: AbortSignal): Promise<TextResult> {
+  async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
     const response = await this.call(request, false, signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     const json = (await response.body.json()) as any;
@@ -66,7 +67,7 @@ export class ChatCompletionsText extends UpstreamText {
     };
   }
 
-  async *stream(request: TextRequest, signal: AbortSignal): AsyncIterable<TextChunk> {
+  async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
     const response = await this.call(request, true, signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';

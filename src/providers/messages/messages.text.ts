@@ -2,6 +2,7 @@ import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../mod
 import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
+import type { CallSignal } from '../../http/call-signal.ts';
 
 // An upstream that speaks the messages format itself: the request goes through nearly unchanged.
 
@@ -24,12 +25,12 @@ function toMessages(request: TextRequest, stream: boolean) {
 
 export class MessagesText extends UpstreamText {
 
-  private call(request: TextRequest, stream: boolean, signal: AbortSignal) {
+  private call(request: TextRequest, stream: boolean, signal: CallSignal) {
     const headers = { 'vendor-version': '2025-10-01', ...(this.channel.secret ? { 'x-api-key': this.channel.secret } : {}) };
     return this.post('/v1/messages', headers, toMessages(request, stream), signal);
   }
 
-  async generate(request: TextRequest, signal: AbortSignal): Promise<TextResult> {
+  async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
     const response = await this.call(request, false, signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     const json = (await response.body.json()) as any;
@@ -42,7 +43,7 @@ export class MessagesText extends UpstreamText {
     };
   }
 
-  async *stream(request: TextRequest, signal: AbortSignal): AsyncIterable<TextChunk> {
+  async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
     const response = await this.call(request, true, signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';

@@ -2,6 +2,7 @@ import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../mod
 import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
+import type { CallSignal } from '../../http/call-signal.ts';
 
 // An upstream that speaks the native content/parts format: the caller's optional fields
 // (generationConfig, safetySettings, systemInstruction) pass through as they came. Answers may be
@@ -25,12 +26,12 @@ const textOf = (data: any) => ((data?.candidates?.[0]?.content?.parts ?? []) as 
 
 export class NativeText extends UpstreamText {
 
-  private call(request: TextRequest, method: string, signal: AbortSignal) {
+  private call(request: TextRequest, method: string, signal: CallSignal) {
     const auth: Record<string, string> = this.channel.secret ? { authorization: `Bearer ${this.channel.secret}` } : {};
     return this.post(`/v1beta/models/${encodeURIComponent(request.model)}:${method}`, auth, toNative(request), signal);
   }
 
-  async generate(request: TextRequest, signal: AbortSignal): Promise<TextResult> {
+  async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
     const response = await this.call(request, 'generateContent', signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     const json = (await response.body.json()) as any;
@@ -47,7 +48,7 @@ export class NativeText extends UpstreamText {
     };
   }
 
-  async *stream(request: TextRequest, signal: AbortSignal): AsyncIterable<TextChunk> {
+  async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
     const response = await this.call(request, 'streamGenerateContent?alt=sse', signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';

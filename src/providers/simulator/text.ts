@@ -4,6 +4,7 @@ import { promptTokens } from '../../modules/text/tokens.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult } from '../../modules/text/text.types.ts';
 import { TextUpstreamUnavailable } from '../../modules/text/text.types.ts';
 import { parseDirectives } from './directives.ts';
+import type { CallSignal } from '../../http/call-signal.ts';
 
 // Deterministic text replies with real token counts (the same tokenizer counts prompt and reply).
 // `[sim:fail]` makes the upstream unavailable; `[sim:delay=s]` waits before the first token.
@@ -42,7 +43,7 @@ export function simulatedReply(request: TextRequest): Omit<TextResult, 'usage'> 
   return { text, finish, stopSequence, outputTokens: tokens.length };
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
+const sleep = (ms: number, signal: CallSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
     const timer = setTimeout(resolve, ms);
@@ -50,13 +51,13 @@ const sleep = (ms: number, signal: AbortSignal) =>
   });
 
 export class SimulatorText implements TextProvider {
-  async generate(request: TextRequest, signal: AbortSignal): Promise<TextResult> {
+  async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
     await this.prelude(request, signal);
     const { outputTokens, ...reply } = simulatedReply(request);
     return { ...reply, usage: { inputTokens: promptTokens(request), outputTokens } };
   }
 
-  async *stream(request: TextRequest, signal: AbortSignal): AsyncIterable<TextChunk> {
+  async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
     await this.prelude(request, signal);
     const { text, finish, stopSequence, outputTokens } = simulatedReply(request);
     const tokens = encode(text);
@@ -68,7 +69,7 @@ export class SimulatorText implements TextProvider {
     yield { type: 'end', finish, stopSequence, usage: { inputTokens: promptTokens(request), outputTokens } };
   }
 
-  private async prelude(request: TextRequest, signal: AbortSignal): Promise<void> {
+  private async prelude(request: TextRequest, signal: CallSignal): Promise<void> {
     const directives = parseDirectives(lastUserText(request), request.system);
     if (directives.delayMs) await sleep(directives.delayMs, signal);
     if (directives.fail) throw new TextUpstreamUnavailable(`simulated upstream failure (${directives.fail})`);
