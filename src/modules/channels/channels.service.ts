@@ -13,6 +13,8 @@ const CACHE_MS = 1000;
 
 export class ChannelRouter {
   private cached?: { at: number; channels: Channel[] };
+  /** Per model, its serving channels grouped by priority (best first), for the current `cached` list. */
+  private grouped?: { channels: Channel[]; byModel: Map<string, Channel[][]> };
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -29,10 +31,14 @@ export class ChannelRouter {
 
   /** Enabled channels serving `model`, best first: highest priority, then weighted random order. */
   async candidates(model: string): Promise<Channel[]> {
-    const serving = (await this.all()).filter((c) => c.status === 'enabled' && servesModel(c, model));
-    const byPriority = new Map<number, Channel[]>();
-    for (const channel of serving) byPriority.set(channel.priority, [...(byPriority.get(channel.priority) ?? []), channel]);
-    return [...byPriority.keys()].sort((a, b) => b - a).flatMap((p) => weightedShuffle(byPriority.get(p)!));
+    const channels = await this.all();
+    if (this.grouped?.channels !== channels) this.grouped = { channels, byModel: new Map() };
+    let groups = this.grouped.byModel.get(model);
+    if (!groups) {
+      groups = priorityGroups(channels.filter((c) => c.status === 'enabled' && servesModel(c, model)));
+      this.grouped.byModel.set(model, groups);
+    }
+    return groups.length === 1 && groups[0]!.length === 1 ? [groups[0]![0]!] : groups.flatMap(weightedShuffle);
   }
 
   async pick(model: string): Promise<Channel | undefined> {
@@ -61,7 +67,14 @@ export function upstreamModel(channel: Channel, model: string): string {
   return parsedColumns(channel).mapping[model] ?? model;
 }
 
+function priorityGroups(serving: Channel[]): Channel[][] {
+  const byPriority = new Map<number, Channel[]>();
+  for (const channel of serving) byPriority.set(channel.priority, [...(byPriority.get(channel.priority) ?? []), channel]);
+  return [...byPriority.keys()].sort((a, b) => b - a).map((p) => byPriority.get(p)!);
+}
+
 function weightedShuffle(channels: Channel[]): Channel[] {
+  if (channels.length === 1) return [channels[0]!];
   const pool = [...channels];
   const out: Channel[] = [];
   while (pool.length > 0) {
