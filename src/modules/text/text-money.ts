@@ -2,9 +2,8 @@ import type { Insertable, Kysely, Transaction } from 'kysely';
 import { GroupCommit } from '../../db/group-commit.ts';
 import { rowInserter } from '../../db/prepared.ts';
 import type { Database, UsageTable } from '../../db/types.ts';
-import { atOnceFor } from '../../db/at-once.ts';
-import { applyMany, type LedgerOp, type Movement } from '../billing/ledger.ts';
-import { applyAllAtOnce } from '../billing/ledger-at-once.ts';
+import { applyMany, type Movement } from '../billing/ledger.ts';
+import { asLedgerOp, writeTextMoneyWhole } from './text-money-whole.ts';
 
 // The money of synchronous text calls: a hold before the upstream call, a settlement (refund of
 // the unused part plus the usage row) after it. Both are group-committed, so concurrent calls share
@@ -14,8 +13,6 @@ export type TextMoneyOp = { kind: 'hold'; movement: Movement } | { kind: 'settle
 
 const insertUsage = rowInserter('usage', ['user_id', 'key_id', 'model', 'endpoint', 'request_id', 'input_tokens', 'output_tokens', 'cost', 'status', 'created_at']);
 
-const asLedgerOp = (op: TextMoneyOp): LedgerOp => (op.kind === 'hold' ? { op: 'debit', kind: 'hold', movement: op.movement } : { op: 'refund', movement: op.movement });
-
 async function writeTextMoney(trx: Transaction<Database>, ops: TextMoneyOp[]): Promise<(Error | undefined)[]> {
   // One pass over holds and settlements together, so every row is locked in the ledger's one order.
   const failures = await applyMany(trx, ops.map(asLedgerOp));
@@ -24,25 +21,7 @@ async function writeTextMoney(trx: Transaction<Database>, ops: TextMoneyOp[]): P
   return failures;
 }
 
-const USAGE = 'insert into usage (user_id, key_id, model, endpoint, request_id, input_tokens, output_tokens, cost, status, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
-
-/** SQLite: the whole batch in one synchronous transaction, or nothing (then `writeTextMoney`). */
-function writeTextMoneyAtOnce(db: Kysely<Database>) {
-  const atOnce = atOnceFor(db);
-  if (!atOnce) return undefined;
-  return async (ops: TextMoneyOp[]) =>
-    atOnce((statement) => {
-      applyAllAtOnce(statement, ops.map(asLedgerOp));
-      const usage = statement(USAGE);
-      for (const op of ops) {
-        if (op.kind !== 'settle') continue;
-        const u = op.usage;
-        usage.run(u.user_id, u.key_id, u.model, u.endpoint, u.request_id, u.input_tokens, u.output_tokens, u.cost, u.status, u.created_at);
-      }
-    });
-}
-
 export function textMoney(db: Kysely<Database>, parallel: number, committed: (keyIds: string[]) => void): GroupCommit<TextMoneyOp> {
   const keysOf = (ops: TextMoneyOp[]) => committed(ops.map((op) => op.movement.keyId!).filter(Boolean));
-  return new GroupCommit(db, parallel, writeTextMoney, keysOf, 200, writeTextMoneyAtOnce(db));
+  return new GroupCommit(db, parallel, writeTextMoney, keysOf, 200, writeTextMoneyWhole(db));
 }

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { atOnceFor } from '../src/db/at-once.ts';
+import { getKey } from '../src/modules/accounts/keys.repo.ts';
+import { getUser } from '../src/modules/accounts/accounts.repo.ts';
+import { applyAllAtOnce } from '../src/modules/billing/ledger-at-once.ts';
+import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
+import { InsufficientFunds } from '../src/modules/billing/ledger.ts';
+import type { TextMoneyOp } from '../src/modules/text/text-money.ts';
+import { writeTextMoneyWhole } from '../src/modules/text/text-money-whole.ts';
+import { backendName, createTestApp, seedAccount, usingPostgres, type TestApp } from './harness.ts';
+
+// A group-committed batch of text holds and settlements is written whole when every payer can pay
+// (SQLite: one synchronous transaction; Postgres: one statement); otherwise the careful path decides
+// op by op. Either way the money must end exactly as the careful path would leave it.
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ WORKERS: '0' });
+});
+afterAll(() => t.close());
+
+type Account = Awaited<ReturnType<typeof seedAccount>>;
+const movement = (a: Account, amount: number, keyLimited = false) => ({ userId: a.user.id, keyId: a.keyId, keyLimited, amount, ref: 'req' });
+const hold = (a: Account, amount: number, limited = false): TextMoneyOp => ({ kind: 'hold', movement: movement(a, amount, limited) });
+const settle = (a: Account, refund: number, cost: number, limited = false): TextMoneyOp => ({
+  kind: 'settle',
+  movement: movement(a, refund, limited),
+  usage: { user_id: a.user.id, key_id: a.keyId, model: 'chatgen-4-haiku', endpoint: 'messages', request_id: `r${refund}`, input_tokens: 3, output_tokens: 4, cost, status: 'ok', created_at: Date.now() },
+});
+const ledgerRows = (userId: string) =>
+  t.ctx.db.selectFrom('ledger').select(['kind', 'balance_delta']).where('user_id', '=', userId).where('kind', 'in', ['hold', 'charge', 'refund']).orderBy('id').execute();
+const usageRows = (userId: string) => t.ctx.db.selectFrom('usage').select(['cost', 'status']).where('user_id', '=', userId).execute();
+
+describe(`text money written whole [${backendName}]`, () => {
+  it('nets each account and key, writes a ledger row per movement (none for a zero refund) and the usage rows', async () => {
+    const a = await seedAccount(t.ctx, 1);
+    const b = await seedAccount(t.ctx, 1, { quota: 0.5 });
+    await writeTextMoneyWhole(t.ctx.db)!([hold(a, 300_000), hold(b, 200_000, true), settle(a, 100_000, 200_000), settle(b, 0, 200_000, true)]);
+    expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 800_000, used: 200_000 });
+    expect(await getKey(t.ctx.db, a.keyId)).toMatchObject({ quota_used: 200_000 });
+    expect(await getKey(t.ctx.db, b.keyId)).toMatchObject({ quota_remain: 300_000, quota_used: 200_000 });
+    expect((await ledgerRows(a.user.id)).map((r) => [r.kind, r.balance_delta])).toEqual([['hold', -300_000], ['refund', 100_000]]);
+    expect((await ledgerRows(b.user.id)).map((r) => r.kind)).toEqual(['hold']);
+    expect(await usageRows(a.user.id)).toEqual([{ cost: 200_000, status: 'ok' }]);
+    expect(await usageRows(b.user.id)).toEqual([{ cost: 200_000, status: 'ok' }]);
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
+  it('changes nothing when one payer is short; through the group commit the batch then ends op by op', async () => {
+    const rich = await seedAccount(t.ctx, 1);
+    const poor = await seedAccount(t.ctx, 0.1);
+    const shortKey = await seedAccount(t.ctx, 1, { quota: 0.1 });
+    for (const batch of [[hold(rich, 50_000), hold(poor, 150_000)], [hold(rich, 50_000), hold(shortKey, 150_000, true)]]) {
+      await expect(writeTextMoneyWhole(t.ctx.db)!(batch)).rejects.toThrow(/check constraint/i);
+    }
+    expect(await getUser(t.ctx.db, rich.user.id)).toMatchObject({ balance: 1_000_000, used: 0 });
+    expect(await getKey(t.ctx.db, shortKey.keyId)).toMatchObject({ quota_remain: 100_000, quota_used: 0 });
+    expect(await ledgerRows(rich.user.id)).toEqual([]);
+
+    const outcomes = await Promise.allSettled([hold(rich, 50_000), hold(poor, 150_000), hold(shortKey, 150_000, true)].map((op) => t.ctx.textMoney.add(op)));
+    expect(outcomes[0]!.status).toBe('fulfilled');
+    expect(outcomes[1]).toMatchObject({ status: 'rejected', reason: new InsufficientFunds('account') });
+    expect(outcomes[2]).toMatchObject({ status: 'rejected', reason: new InsufficientFunds('key') });
+    expect(await getUser(t.ctx.db, rich.user.id)).toMatchObject({ balance: 950_000, used: 50_000 });
+    expect(await getUser(t.ctx.db, poor.user.id)).toMatchObject({ balance: 100_000, used: 0 });
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
+  it('refuses amounts that are not whole non-negative units before writing anything', async () => {
+    const a = await seedAccount(t.ctx, 1);
+    await expect(writeTextMoneyWhole(t.ctx.db)!([hold(a, -5)])).rejects.toThrow(/integer/);
+    await expect(writeTextMoneyWhole(t.ctx.db)!([hold(a, 0.5)])).rejects.toThrow(/integer/);
+    expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 1_000_000, used: 0 });
+  });
+});
+
+describe.runIf(!usingPostgres)('the synchronous SQLite transaction [sqlite]', () => {
+  it('will not run inside an open transaction on the write connection (it would become part of it)', async () => {
+    const a = await seedAccount(t.ctx, 1);
+    const atOnce = atOnceFor(t.ctx.db)!;
+    await t.ctx.db.transaction().execute(async () => {
+      expect(() => atOnce((statement) => applyAllAtOnce(statement, [{ op: 'debit', kind: 'hold', movement: movement(a, 1) }]))).toThrow(/transaction is open/);
+    });
+    expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 1_000_000 });
+  });
+});
