@@ -1,6 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database } from './types.ts';
+import { WholeBatchRefused } from './group-commit.ts';
 import { sqliteWriterOf } from './index.ts';
 
 /**
@@ -25,7 +26,12 @@ export function atOnceFor(db: Kysely<Database>): AtOnce | undefined {
     return found;
   };
   return (write) => {
-    if (database.inTransaction) throw new Error('a transaction is open on the write connection');
-    return database.transaction(() => write(statement))();
+    if (database.inTransaction) throw new WholeBatchRefused(new Error('a transaction is open on the write connection'));
+    try {
+      return database.transaction(() => write(statement))();
+    } catch (error) {
+      // better-sqlite3 rolled the transaction back (also when COMMIT itself failed).
+      throw new WholeBatchRefused(error);
+    }
   };
 }

@@ -1,6 +1,18 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './types.ts';
 
+/**
+ * Thrown by a whole-batch write when it is certain that nothing of the batch was kept (the database
+ * answered with an error to a statement outside any transaction, or a local transaction rolled
+ * back): only then may the careful path write the batch. Any other failure (a connection lost while
+ * the statement may have committed) fails the batch instead, so nothing is ever written twice.
+ */
+export class WholeBatchRefused extends Error {
+  constructor(readonly reason: unknown) {
+    super(`whole batch refused: ${reason instanceof Error ? reason.message : String(reason)}`);
+  }
+}
+
 interface Pending<Item> {
   item: Item;
   resolve(): void;
@@ -73,8 +85,9 @@ export class GroupCommit<Item> {
       try {
         await this.writeWhole(items);
         return [];
-      } catch {
-        // Someone in the batch cannot pay, or the statement failed: nothing was written.
+      } catch (error) {
+        // Refused (someone in the batch cannot pay): nothing was written, so write it item by item.
+        if (!(error instanceof WholeBatchRefused)) throw error;
       }
     }
     return this.db.transaction().execute((trx) => this.write(trx, items));

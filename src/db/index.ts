@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './types.ts';
+import { WholeBatchRefused } from './group-commit.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -16,7 +17,11 @@ export function rawReaderOf(db: Kysely<Database>): RawReader | undefined {
   return rawReaders.get(db);
 }
 
-/** Postgres only: runs a named (server-side prepared) statement on its own, outside any transaction. */
+/**
+ * Postgres only: runs a named (server-side prepared) statement on its own, outside any transaction.
+ * An error the server reported comes back as WholeBatchRefused (nothing was kept); a lost
+ * connection comes back as it is (the statement may have committed).
+ */
 export type NamedStatementRunner = (name: string, sql: string, params: readonly unknown[]) => Promise<unknown[]>;
 
 const namedRunners = new WeakMap<Kysely<Database>, NamedStatementRunner>();
@@ -122,7 +127,14 @@ export function createDb(url: string, options: DbOptions = {}): Db {
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   rawReaders.set(db, async (text, params) => (await pool.query(text, params as unknown[])).rows);
-  namedRunners.set(db, async (name, text, params) => (await pool.query({ name, text, values: params as unknown[] })).rows);
+  namedRunners.set(db, async (name, text, params) => {
+    try {
+      return (await pool.query({ name, text, values: params as unknown[] })).rows;
+    } catch (error) {
+      // The server answered with an error: the statement, run outside any transaction, kept nothing.
+      throw error instanceof pg.DatabaseError ? new WholeBatchRefused(error) : error;
+    }
+  });
   return { db, dialect: 'postgres', schema: options.schema ?? schemaFromUrl(url), close: () => db.destroy() };
 }
 

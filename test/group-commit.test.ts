@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GroupCommit, WholeBatchRefused } from '../src/db/group-commit.ts';
+import { backendName, createTestApp, type TestApp } from './harness.ts';
+
+// The careful path may write a batch only when the whole-batch write certainly kept nothing;
+// otherwise (a connection lost while the statement may have committed) a fallback could write it twice.
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ WORKERS: '0' });
+});
+afterAll(() => t.close());
+
+function batcher(whole: (items: number[]) => Promise<void>) {
+  const carefulBatches: number[][] = [];
+  const commit = new GroupCommit<number>(t.ctx.db, 1, async (_trx, items) => (carefulBatches.push(items), items.map(() => undefined)), () => {}, 200, whole);
+  return { commit, carefulBatches };
+}
+
+describe(`group commit with a whole-batch write [${backendName}]`, () => {
+  it('a refused whole batch is written item by item by the careful path', async () => {
+    const { commit, carefulBatches } = batcher(async () => {
+      throw new WholeBatchRefused(new Error('new row violates check constraint'));
+    });
+    await Promise.all([commit.add(1), commit.add(2), commit.add(3)]);
+    expect(carefulBatches.flat().sort()).toEqual([1, 2, 3]);
+  });
+
+  it('any other failure fails the batch and never reaches the careful path (it may have been written)', async () => {
+    const { commit, carefulBatches } = batcher(async () => {
+      throw new Error('Connection terminated unexpectedly');
+    });
+    const outcomes = await Promise.allSettled([commit.add(1), commit.add(2)]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+    expect(carefulBatches).toEqual([]);
+  });
+
+  it('a written whole batch resolves every item without the careful path', async () => {
+    const written: number[] = [];
+    const { commit, carefulBatches } = batcher(async (items) => void written.push(...items));
+    await Promise.all([commit.add(1), commit.add(2)]);
+    expect(written.sort()).toEqual([1, 2]);
+    expect(carefulBatches).toEqual([]);
+  });
+});
