@@ -215,7 +215,7 @@ const migrations: Record<string, DialectMigration> = {
   '0007_gateway_assert': (dialect) => ({
     async up(db: Kysely<any>) {
       // Lets one statement abort itself (and so roll back all it did) when a check on its own
-      // results fails; used by the one-statement submit path (tasks/submit-statement.ts).
+      // results fails; used by the whole-batch ledger statements (billing/ledger-statement.ts).
       if (dialect !== 'postgres') return;
       await sql`create function gateway_assert(ok boolean, message text) returns boolean volatile language plpgsql as $$
         begin

@@ -7,7 +7,7 @@
 // the two paths cannot deadlock each other. What makes the debits conditional is the tables' CHECK
 // constraints (balance >= 0, quota_remain >= 0): when a payer is short the whole statement fails and
 // nothing of it is kept. `now` is the SQL text of the timestamp parameter. The statement must end
-// by selecting `ledgerCountsHold(source)`, which fails it when an account or key row is missing.
+// by selecting `ledgerRowsAllFound(source)`, which fails it when an account or key row is missing.
 
 const signed = `case when kind = 'refund' then -amount else amount end`;
 
@@ -48,7 +48,7 @@ ledger_in as (
 )`;
 }
 
-export function ledgerCountsHold(source: string): string {
+export function ledgerRowsAllFound(source: string): string {
   return `gateway_assert(
   (select count(*) from accounts) = (select count(distinct user_id) from ${source})
     and (select count(*) from keys) = (select count(distinct key_id) from ${source}),

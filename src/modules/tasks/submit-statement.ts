@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { namedStatementsOf } from '../../db/index.ts';
 import type { Database, Task } from '../../db/types.ts';
 import { assertAmount } from '../billing/ledger-rows.ts';
-import { ledgerCountsHold, ledgerMovementCtes } from '../billing/ledger-statement.ts';
+import { ledgerRowsAllFound, ledgerMovementCtes } from '../billing/ledger-statement.ts';
 
 // Postgres: a whole batch of submits as ONE statement, outside BEGIN/COMMIT, so a batch costs one
 // round trip instead of seven. Measured with 50 connections on one account: the seven round trips of
@@ -58,7 +58,7 @@ tasks_in as (
 jobs_in as (
   insert into jobs (kind, task_id, run_at, attempts, created_at) select 'dispatch', id, created_at, 0, ${NOW} from b
 )
-select ${ledgerCountsHold('holds')} as ok`;
+select ${ledgerRowsAllFound('holds')} as ok`;
 
 /**
  * Writes the whole batch (holds, tasks, dispatch jobs, ledger rows) in one statement. Resolves

@@ -3,7 +3,7 @@ import { atOnceFor } from '../../db/at-once.ts';
 import { namedStatementsOf } from '../../db/index.ts';
 import type { Database } from '../../db/types.ts';
 import { applyAllAtOnce } from '../billing/ledger-at-once.ts';
-import { ledgerCountsHold, ledgerMovementCtes } from '../billing/ledger-statement.ts';
+import { ledgerRowsAllFound, ledgerMovementCtes } from '../billing/ledger-statement.ts';
 import type { LedgerOp } from '../billing/ledger.ts';
 import { assertAmount } from '../billing/ledger-rows.ts';
 import type { TextMoneyOp } from './text-money.ts';
@@ -31,7 +31,7 @@ usage_in as (
   insert into usage (${USAGE_COLUMNS.join(', ')})
   select * from unnest(${arrays(USAGE_TYPES, MOVEMENT_TYPES.length + 1)})
 )
-select ${ledgerCountsHold('movements')} as ok`;
+select ${ledgerRowsAllFound('movements')} as ok`;
 
 export const asLedgerOp = (op: TextMoneyOp): LedgerOp => (op.kind === 'hold' ? { op: 'debit', kind: 'hold', movement: op.movement } : { op: 'refund', movement: op.movement });
 
