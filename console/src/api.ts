@@ -1,6 +1,11 @@
 // Every call the console makes goes through here: the JSON routes documented in /openapi.json, the
 // session cookie sent by the browser, and the CSRF token echoed on writes.
 
+import type { Static } from 'typebox';
+import type * as AdminSchemas from '../../src/modules/admin/admin.schemas.ts';
+import type * as ChannelSchemas from '../../src/modules/channels/channels.schemas.ts';
+import type * as ConsoleSchemas from '../../src/modules/console/console.schemas.ts';
+
 export class ApiFailure extends Error {
   constructor(
     readonly status: number,
@@ -26,98 +31,17 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   return data as T;
 }
 
-export interface Session {
-  role: 'account' | 'operator';
-  user_id: string | null;
-  csrf_token: string;
-}
-
-export interface Account {
-  id: string;
-  name: string;
-  email: string | null;
-  remain_balance: number;
-  remain_credits: number;
-  used_balance: number;
-  used_credits: number;
-}
-
-export interface Key {
-  id: string;
-  name: string;
-  prefix: string;
-  status: string;
-  unlimited: boolean;
-  quota: number | null;
-  quota_used: number;
-  rate_limit_rpm: number | null;
-  created_at: number;
-}
-
-export interface KeyUsage {
-  key_id: string;
-  name: string;
-  status: string;
-  text_calls: number;
-  input_tokens: number;
-  output_tokens: number;
-  text_cost: number;
-  tasks: number;
-  task_cost: number;
-}
-
-export interface TaskRow {
-  id: string;
-  kind: string;
-  model: string;
-  status: string;
-  created: number;
-  cost: number | null;
-  callback: string | null;
-  images: string[];
-  videos: string[];
-  error: string | null;
-}
-
-export interface Attempt {
-  round: number;
-  attempt: number;
-  url: string;
-  at: number;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  outcome: string;
-}
-
-export interface AdminUser {
-  id: string;
-  name: string;
-  status: string;
-  balance: number;
-  used: number;
-  created_at: number;
-}
-
-export interface Channel {
-  id: string;
-  name: string;
-  type: string;
-  base_url: string | null;
-  models: string[];
-  model_mapping: Record<string, string>;
-  priority: number;
-  weight: number;
-  status: string;
-}
-
-export interface DayTotals {
-  date: string;
-  requests: number;
-  spend: number;
-  completed: number;
-  failed: number;
-}
+// The wire types are the server's own response schemas (type-only imports: nothing of the server
+// reaches the bundle), so the pages cannot drift from what the API sends.
+export type Session = Static<typeof ConsoleSchemas.Session>;
+export type Account = Static<typeof ConsoleSchemas.Account>;
+export type Key = Static<typeof AdminSchemas.Key>;
+export type KeyUsage = Static<typeof ConsoleSchemas.KeyUsage>;
+export type TaskRow = Static<typeof ConsoleSchemas.TaskRow>;
+export type Attempt = Static<typeof ConsoleSchemas.Attempt>;
+export type AdminUser = Static<typeof AdminSchemas.User>;
+export type Channel = Static<typeof ChannelSchemas.Channel>;
+export type DayTotals = Static<typeof ConsoleSchemas.DayTotals>;
 
 export const money = (value: number) => value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 });
 export const when = (seconds: number) => new Date(seconds * 1000).toLocaleString();
