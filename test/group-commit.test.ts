@@ -13,7 +13,7 @@ afterAll(() => t.close());
 
 function batcher(whole: (items: number[]) => Promise<void>) {
   const carefulBatches: number[][] = [];
-  const commit = new GroupCommit<number>(t.ctx.db, 1, async (_trx, items) => (carefulBatches.push(items), items.map(() => undefined)), () => {}, 200, whole);
+  const commit = new GroupCommit<number>(t.ctx.db, 1, async (_trx, items) => (carefulBatches.push(items), items.map(() => undefined)), () => {}, whole);
   return { commit, carefulBatches };
 }
 

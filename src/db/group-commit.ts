@@ -38,12 +38,12 @@ export class GroupCommit<Item> {
     private readonly write: (trx: Transaction<Database>, items: Item[]) => Promise<(Error | undefined)[]>,
     /** Runs after each commit with the items it wrote. */
     private readonly committed: (items: Item[]) => void = () => {},
-    private readonly maxBatch = 200,
     /**
      * A way to write a whole batch at once that either writes every item or nothing (Postgres:
      * tasks/submit-statement.ts). Tried first; when it fails the batch goes through `write`.
      */
     private readonly writeWhole?: (items: Item[]) => Promise<void>,
+    private readonly maxBatch = 200,
   ) {}
 
   add(item: Item): Promise<void> {

@@ -38,7 +38,7 @@ export class ChannelRouter {
       groups = priorityGroups(channels.filter((c) => c.status === 'enabled' && servesModel(c, model)));
       this.grouped.byModel.set(model, groups);
     }
-    return groups.length === 1 && groups[0]!.length === 1 ? [groups[0]![0]!] : groups.flatMap(weightedShuffle);
+    return groups.flatMap(weightedShuffle);
   }
 
   async pick(model: string): Promise<Channel | undefined> {

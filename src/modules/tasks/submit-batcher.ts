@@ -26,7 +26,7 @@ export async function writeSubmits(trx: Transaction<Database>, tasks: Task[]): P
 /** Group commit for submits (see db/group-commit.ts). */
 export class SubmitBatcher extends GroupCommit<Task> {
   constructor(db: Kysely<Database>, parallel: number, committed?: (tasks: Task[]) => void) {
-    super(db, parallel, writeSubmits, committed, 200, submitStatementFor(db));
+    super(db, parallel, writeSubmits, committed, submitStatementFor(db));
   }
 
   submit(task: Task): Promise<void> {

@@ -12,7 +12,7 @@ import type { TextMoneyOp } from './text-money.ts';
 // the careful path, op by op): on SQLite one synchronous transaction, on Postgres one statement
 // outside BEGIN/COMMIT, a round trip instead of one per statement.
 
-const USAGE_COLUMNS = ['user_id', 'key_id', 'model', 'endpoint', 'request_id', 'input_tokens', 'output_tokens', 'cost', 'status', 'created_at'] as const;
+export const USAGE_COLUMNS = ['user_id', 'key_id', 'model', 'endpoint', 'request_id', 'input_tokens', 'output_tokens', 'cost', 'status', 'created_at'] as const;
 const USAGE_TYPES = ['text', 'text', 'text', 'text', 'text', 'int', 'int', 'bigint', 'text', 'bigint'];
 const USAGE_INSERT = `insert into usage (${USAGE_COLUMNS.join(', ')}) values (${USAGE_COLUMNS.map(() => '?').join(', ')})`;
 

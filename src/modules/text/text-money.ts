@@ -3,7 +3,7 @@ import { GroupCommit } from '../../db/group-commit.ts';
 import { rowInserter } from '../../db/prepared.ts';
 import type { Database, UsageTable } from '../../db/types.ts';
 import { applyMany, type Movement } from '../billing/ledger.ts';
-import { asLedgerOp, writeTextMoneyWhole } from './text-money-whole.ts';
+import { asLedgerOp, USAGE_COLUMNS, writeTextMoneyWhole } from './text-money-whole.ts';
 
 // The money of synchronous text calls: a hold before the upstream call, a settlement (refund of
 // the unused part plus the usage row) after it. Both are group-committed, so concurrent calls share
@@ -11,7 +11,7 @@ import { asLedgerOp, writeTextMoneyWhole } from './text-money-whole.ts';
 
 export type TextMoneyOp = { kind: 'hold'; movement: Movement } | { kind: 'settle'; movement: Movement; usage: Insertable<UsageTable> };
 
-const insertUsage = rowInserter('usage', ['user_id', 'key_id', 'model', 'endpoint', 'request_id', 'input_tokens', 'output_tokens', 'cost', 'status', 'created_at']);
+const insertUsage = rowInserter('usage', USAGE_COLUMNS);
 
 async function writeTextMoney(trx: Transaction<Database>, ops: TextMoneyOp[]): Promise<(Error | undefined)[]> {
   // One pass over holds and settlements together, so every row is locked in the ledger's one order.
@@ -23,5 +23,5 @@ async function writeTextMoney(trx: Transaction<Database>, ops: TextMoneyOp[]): P
 
 export function textMoney(db: Kysely<Database>, parallel: number, committed: (keyIds: string[]) => void): GroupCommit<TextMoneyOp> {
   const keysOf = (ops: TextMoneyOp[]) => committed(ops.map((op) => op.movement.keyId!).filter(Boolean));
-  return new GroupCommit(db, parallel, writeTextMoney, keysOf, 200, writeTextMoneyWhole(db));
+  return new GroupCommit(db, parallel, writeTextMoney, keysOf, writeTextMoneyWhole(db));
 }
