@@ -22,6 +22,25 @@ describe('health, metrics, documentation, request ids', () => {
     expect(res.body).toContain('gateway_http_request_duration_seconds_bucket');
   });
 
+  it('/metrics: counts per status are exact and the histogram buckets are cumulative', async () => {
+    const account = await seedAccount(t.ctx, 1);
+    const before = await t.app.inject({ method: 'GET', url: '/metrics' });
+    const count = (body: string, status: number) => Number(new RegExp(`gateway_http_requests_total\\{method="GET",route="/v1/tasks/:id",status="${status}"\\} (\\d+)`).exec(body)?.[1] ?? 0);
+    for (let i = 0; i < 3; i++) await t.app.inject({ method: 'GET', url: '/v1/tasks/task_missing', headers: account.auth });
+    await t.app.inject({ method: 'GET', url: '/v1/tasks/task_missing' });
+    const body = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(count(body, 404) - count(before.body, 404)).toBe(3);
+    expect(count(body, 401) - count(before.body, 401)).toBe(1);
+    const series = 'gateway_http_request_duration_seconds';
+    const buckets = [...body.matchAll(new RegExp(`${series}_bucket\\{method="GET",route="/v1/tasks/:id",le="([^"]+)"\\} (\\d+)`, 'g'))].map((m) => [m[1], Number(m[2])] as const);
+    expect(buckets.at(-1)![0]).toBe('+Inf');
+    for (let i = 1; i < buckets.length; i++) expect(buckets[i]![1]).toBeGreaterThanOrEqual(buckets[i - 1]![1]);
+    const total = Number(new RegExp(`${series}_count\\{method="GET",route="/v1/tasks/:id"\\} (\\d+)`).exec(body)?.[1]);
+    expect(buckets.at(-1)![1]).toBe(total);
+    expect(total).toBeGreaterThanOrEqual(4);
+    expect(body).toMatch(new RegExp(`${series}_sum\\{method="GET",route="/v1/tasks/:id"\\} [0-9.e-]+`));
+  });
+
   it('/openapi.json is OpenAPI 3.1 with the routes and their schemas', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     expect(doc.openapi).toBe('3.1.0');
