@@ -40,10 +40,14 @@ function containsNul(body: unknown): boolean {
     const value = pending.pop();
     if (typeof value === 'string') {
       if (value.includes('\0')) return true;
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) pending.push(value[i]);
     } else if (value !== null && typeof value === 'object') {
-      for (const [key, item] of Object.entries(value)) {
+      // Parsed JSON: plain objects whose keys are all their own, so for...in sees exactly those
+      // (Object.entries made an array per object on every request).
+      for (const key in value) {
         if (key.includes('\0')) return true;
-        pending.push(item);
+        pending.push((value as Record<string, unknown>)[key]);
       }
     }
   }

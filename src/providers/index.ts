@@ -23,7 +23,7 @@ export function createProviders(config: Readonly<Config>, signer: FileSigner, pr
 /** The text provider for a channel (the synchronous endpoints); upstream ones carry its URL and secret. */
 export function createTextProviders(config: Readonly<Config>) {
   const simulator = new SimulatorText();
-  return (channel: Channel): TextProvider | undefined => {
+  const make = (channel: Channel): TextProvider | undefined => {
     if (channel.type === 'simulator') return simulator;
     if (!channel.base_url) return undefined;
     if (channel.type === 'chat-completions') return new ChatCompletionsText(channel, config.upstreamTimeoutMs);
@@ -31,5 +31,13 @@ export function createTextProviders(config: Readonly<Config>) {
     // A relay is another gateway of this kind: its native endpoint serves every text model.
     if (channel.type === 'native' || channel.type === 'relay') return new NativeText(channel, config.upstreamTimeoutMs);
     return undefined;
+  };
+  // Channel rows are re-read each second as new objects, so a changed URL or secret gets a new
+  // provider; between reads every call reuses the one made for the row (and what it prepared).
+  const made = new WeakMap<Channel, TextProvider | null>();
+  return (channel: Channel): TextProvider | undefined => {
+    let provider = made.get(channel);
+    if (provider === undefined) made.set(channel, (provider = make(channel) ?? null));
+    return provider ?? undefined;
   };
 }

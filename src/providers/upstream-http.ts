@@ -20,6 +20,7 @@ function poolFor(origin: string): Pool {
 
 export interface UpstreamCall {
   url: string;
+  /** Every request header, `content-type` included. */
   headers: Record<string, string>;
   body: unknown;
   timeoutMs: number;
@@ -47,7 +48,7 @@ export async function postJson(call: UpstreamCall): Promise<Dispatcher.ResponseD
     response = await poolFor(target.origin).request({
       path: target.path,
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...call.headers },
+      headers: call.headers,
       body: JSON.stringify(call.body),
       headersTimeout: call.timeoutMs,
       bodyTimeout: call.timeoutMs,
@@ -83,15 +84,23 @@ export async function* sseData(body: AsyncIterable<Buffer | string>): AsyncGener
   }
 }
 
-/** What the text adapters share: the channel's address and secret, and a timed JSON POST to it. */
+/**
+ * What the text adapters share: the channel's address, its request headers (with the secret, made
+ * once per channel row: the providers are kept per row), and a timed JSON POST to it.
+ */
 export abstract class UpstreamText implements TextProvider {
+  private readonly headers: Record<string, string>;
+
   constructor(
     protected readonly channel: Channel,
     private readonly timeoutMs: number,
-  ) {}
+    headers: Record<string, string>,
+  ) {
+    this.headers = { 'content-type': 'application/json', ...headers };
+  }
 
-  protected post(path: string, headers: Record<string, string>, body: unknown, signal: CallSignal) {
-    return postJson({ url: `${this.channel.base_url}${path}`, headers, body, timeoutMs: this.timeoutMs, signal });
+  protected post(path: string, body: unknown, signal: CallSignal) {
+    return postJson({ url: `${this.channel.base_url}${path}`, headers: this.headers, body, timeoutMs: this.timeoutMs, signal });
   }
 
   abstract generate(request: TextRequest, signal: CallSignal): Promise<TextResult>;

@@ -15,6 +15,8 @@ export class ChannelRouter {
   private cached?: { at: number; channels: Channel[] };
   /** Per model, its serving channels grouped by priority (best first), for the current `cached` list. */
   private grouped?: { channels: Channel[]; byModel: Map<string, Channel[][]> };
+  /** Per model, the candidates when no priority group has a choice to shuffle (the usual case). */
+  private fixed = new Map<string, readonly Channel[]>();
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -30,15 +32,28 @@ export class ChannelRouter {
   }
 
   /** Enabled channels serving `model`, best first: highest priority, then weighted random order. */
-  async candidates(model: string): Promise<Channel[]> {
+  async candidates(model: string): Promise<readonly Channel[]> {
     const channels = await this.all();
-    if (this.grouped?.channels !== channels) this.grouped = { channels, byModel: new Map() };
+    if (this.grouped?.channels !== channels) {
+      this.grouped = { channels, byModel: new Map() };
+      this.fixed = new Map();
+    }
+    const fixed = this.fixed.get(model);
+    if (fixed) return fixed;
     let groups = this.grouped.byModel.get(model);
     if (!groups) {
       groups = priorityGroups(channels.filter((c) => c.status === 'enabled' && servesModel(c, model)));
       this.grouped.byModel.set(model, groups);
+      // One channel per priority: the order never changes, so one list serves every call.
+      if (groups.every((group) => group.length === 1)) {
+        const order = groups.map((group) => group[0]!);
+        this.fixed.set(model, order);
+        return order;
+      }
     }
-    return groups.flatMap(weightedShuffle);
+    const out: Channel[] = [];
+    for (const group of groups) out.push(...weightedShuffle(group));
+    return out;
   }
 
   async pick(model: string): Promise<Channel | undefined> {

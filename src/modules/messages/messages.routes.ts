@@ -14,6 +14,7 @@ import { MessagesRequest, MessagesResponse } from './messages.schemas.ts';
 // version header (the vendor SDK sends its own) get this version.
 const VERSION_HEADER = 'vendor-version';
 const VERSIONS = ['2025-10-01'];
+const everyUpstreamFailed = () => badGateway('Every upstream for this model failed');
 
 export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -35,7 +36,7 @@ export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           throw badRequest(`${VERSION_HEADER} "${version}" is not supported; use ${VERSIONS.join(', ')}`);
         }
         const text = fromMessages(request.body);
-        const call: TextCall = { key: request.apiKey!, endpoint: 'messages', requestId: request.id, request: text, allDown: () => badGateway('Every upstream for this model failed') };
+        const call: TextCall = { key: request.apiKey!, endpoint: 'messages', requestId: request.id, request: text, allDown: everyUpstreamFailed };
         const id = messageId();
         if (request.body.stream) return stream(ctx, call, id, request, reply);
         const result = await generateText(ctx, call, clientGone(reply));

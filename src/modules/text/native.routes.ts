@@ -10,6 +10,8 @@ import { NativeRequest, NativeResponse } from './native.schemas.ts';
 import { generateText, streamText, type TextCall } from './text.service.ts';
 import { promptTokens } from './tokens.ts';
 
+const everyUpstreamUnavailable = () => serviceUnavailable('Every upstream for this model is unavailable');
+
 const METHODS = ['generateContent', 'streamGenerateContent', 'countTokens'] as const;
 
 export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
@@ -38,7 +40,7 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           if ((await ctx.channels.candidates(model)).length === 0) throw notFound(`Model ${model} is not served here`);
           return { code: 200, data: { totalTokens: promptTokens(text) } };
         }
-        const call: TextCall = { key: request.apiKey!, endpoint: 'native', requestId: request.id, request: text, allDown: () => serviceUnavailable('Every upstream for this model is unavailable') };
+        const call: TextCall = { key: request.apiKey!, endpoint: 'native', requestId: request.id, request: text, allDown: everyUpstreamUnavailable };
         if (method === 'generateContent') {
           const result = await generateText(ctx, call, clientGone(reply));
           return { code: 200, data: nativeResponse(text, result.text, result) };

@@ -25,9 +25,12 @@ interface Route {
 /** The channels that serve the model, best first; a model no channel serves is a 404. */
 async function routes(ctx: AppContext, call: TextCall): Promise<Route[]> {
   const out: Route[] = [];
-  for (const channel of await ctx.channels.candidates(call.request.model)) {
+  const { model } = call.request;
+  for (const channel of await ctx.channels.candidates(model)) {
     const provider = ctx.textProviderFor(channel);
-    if (provider) out.push({ provider, request: { ...call.request, model: upstreamModel(channel, call.request.model) } });
+    if (!provider) continue;
+    const upstream = upstreamModel(channel, model);
+    out.push({ provider, request: upstream === model ? call.request : { ...call.request, model: upstream } });
   }
   if (out.length === 0) throw notFound(`Model ${call.request.model} is not served here`);
   return out;

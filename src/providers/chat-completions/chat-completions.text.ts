@@ -3,6 +3,7 @@ import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../mod
 import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
+import type { Channel } from '../../db/types.ts';
 
 // The chat-completions protocol, the most common upstream: requests, responses, errors and streams
 // are translated both ways. The channel's secret goes upstream and nowhere else.
@@ -44,10 +45,12 @@ export async function clientError(statusCode: number, body: { text(): Promise<st
 }
 
 export class ChatCompletionsText extends UpstreamText {
+  constructor(channel: Channel, timeoutMs: number) {
+    super(channel, timeoutMs, channel.secret ? { authorization: `Bearer ${channel.secret}` } : {});
+  }
 
   private call(request: TextRequest, stream: boolean, signal: CallSignal) {
-    const auth: Record<string, string> = this.channel.secret ? { authorization: `Bearer ${this.channel.secret}` } : {};
-    return this.post('/v1/chat/completions', auth, toChat(request, stream), signal);
+    return this.post('/v1/chat/completions', toChat(request, stream), signal);
   }
 
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {

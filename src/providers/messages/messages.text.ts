@@ -3,6 +3,7 @@ import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
+import type { Channel } from '../../db/types.ts';
 
 // An upstream that speaks the messages format itself: the request goes through nearly unchanged.
 
@@ -24,10 +25,12 @@ function toMessages(request: TextRequest, stream: boolean) {
 }
 
 export class MessagesText extends UpstreamText {
+  constructor(channel: Channel, timeoutMs: number) {
+    super(channel, timeoutMs, { 'vendor-version': '2025-10-01', ...(channel.secret ? { 'x-api-key': channel.secret } : {}) });
+  }
 
   private call(request: TextRequest, stream: boolean, signal: CallSignal) {
-    const headers = { 'vendor-version': '2025-10-01', ...(this.channel.secret ? { 'x-api-key': this.channel.secret } : {}) };
-    return this.post('/v1/messages', headers, toMessages(request, stream), signal);
+    return this.post('/v1/messages', toMessages(request, stream), signal);
   }
 
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {

@@ -3,6 +3,7 @@ import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
+import type { Channel } from '../../db/types.ts';
 
 // An upstream that speaks the native content/parts format: the caller's optional fields
 // (generationConfig, safetySettings, systemInstruction) pass through as they came. Answers may be
@@ -25,10 +26,12 @@ const finishOf = (reason: unknown): FinishReason => (reason === 'MAX_TOKENS' ? '
 const textOf = (data: any) => ((data?.candidates?.[0]?.content?.parts ?? []) as { text?: string }[]).map((p) => p.text ?? '').join('');
 
 export class NativeText extends UpstreamText {
+  constructor(channel: Channel, timeoutMs: number) {
+    super(channel, timeoutMs, channel.secret ? { authorization: `Bearer ${channel.secret}` } : {});
+  }
 
   private call(request: TextRequest, method: string, signal: CallSignal) {
-    const auth: Record<string, string> = this.channel.secret ? { authorization: `Bearer ${this.channel.secret}` } : {};
-    return this.post(`/v1beta/models/${encodeURIComponent(request.model)}:${method}`, auth, toNative(request), signal);
+    return this.post(`/v1beta/models/${encodeURIComponent(request.model)}:${method}`, toNative(request), signal);
   }
 
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
