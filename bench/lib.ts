@@ -24,7 +24,8 @@ let nextPort = 19000 + Math.floor(Math.random() * 1000);
 
 export async function startServer(entry: string, env: Record<string, string>, health = '/healthz'): Promise<{ url: string; child: ChildProcess }> {
   const port = nextPort++;
-  const args = ['--import', 'tsx', entry];
+  // NODE_ARGS: extra flags for node itself (e.g. --cpu-prof, which NODE_OPTIONS refuses).
+  const args = [...(env.NODE_ARGS ? env.NODE_ARGS.split(' ') : []), '--import', 'tsx', entry];
   const pin = hasTaskset && !env.NO_PIN;
   const child = spawn(pin ? 'taskset' : process.execPath, pin ? ['-c', '0', process.execPath, ...args] : args, {
     cwd: ROOT,
