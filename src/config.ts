@@ -34,6 +34,8 @@ export interface Config {
   filesDir: string;
   relayPollMs: number;
   upstreamTimeoutMs: number;
+  /** A text call's hold still open after this long is one whose process died: it is given back. */
+  textHoldMaxAgeMs: number;
   /** `gateway serve` forks this many processes sharing the port (0 = one process, no fork). */
   cluster: number;
   /** Fastify's trustProxy: addresses of proxies whose X-Forwarded-For names the client (sign-in limits). */
@@ -179,6 +181,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     filesDir: str(env, 'FILES_DIR', './data/files'),
     relayPollMs: int(env, 'RELAY_POLL_MS', 2000, 10, 600_000),
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 30_000, 100, 600_000),
+    textHoldMaxAgeMs: int(env, 'TEXT_HOLD_MAX_AGE_S', 3600, 1, 7 * 86_400) * 1000,
     cluster: optional(env, 'CLUSTER') === 'auto' ? os.availableParallelism() : int(env, 'CLUSTER', 0, 0, 256),
     trustProxy: optional(env, 'TRUST_PROXY'),
     console: {

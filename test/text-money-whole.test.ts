@@ -5,8 +5,9 @@ import { getUser } from '../src/modules/accounts/accounts.repo.ts';
 import { applyAllAtOnce } from '../src/modules/billing/ledger-at-once.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { InsufficientFunds } from '../src/modules/billing/ledger.ts';
-import type { TextMoneyOp } from '../src/modules/text/text-money.ts';
+import { HoldAlreadySettled, type TextHold, type TextSettle } from '../src/modules/text/text-money-ops.ts';
 import { writeTextMoneyWhole } from '../src/modules/text/text-money-whole.ts';
+import { writeTextMoneyCarefully } from '../src/modules/text/text-money.ts';
 import { backendName, createTestApp, seedAccount, usingPostgres, type TestApp } from './harness.ts';
 
 // A group-committed batch of text holds and settlements is written whole when every payer can pay
@@ -20,13 +21,23 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 type Account = Awaited<ReturnType<typeof seedAccount>>;
-const movement = (a: Account, amount: number, keyLimited = false) => ({ userId: a.user.id, keyId: a.keyId, keyLimited, amount, ref: 'req' });
-const hold = (a: Account, amount: number, limited = false): TextMoneyOp => ({ kind: 'hold', movement: movement(a, amount, limited) });
-const settle = (a: Account, refund: number, cost: number, limited = false): TextMoneyOp => ({
+let calls = 0;
+const movement = (a: Account, amount: number, keyLimited: boolean, ref: string) => ({ userId: a.user.id, keyId: a.keyId, keyLimited, amount, ref });
+const hold = (a: Account, amount: number, limited = false): TextHold => {
+  const callId = `call-${++calls}`;
+  return {
+    kind: 'hold',
+    movement: movement(a, amount, limited, callId),
+    hold: { call_id: callId, user_id: a.user.id, key_id: a.keyId, key_limited: limited ? 1 : 0, amount, model: 'chatgen-4-haiku', endpoint: 'messages', request_id: callId, created_at: Date.now() },
+  };
+};
+const settle = (h: TextHold, refund: number, cost: number): TextSettle => ({
   kind: 'settle',
-  movement: movement(a, refund, limited),
-  usage: { user_id: a.user.id, key_id: a.keyId, model: 'chatgen-4-haiku', endpoint: 'messages', request_id: `r${refund}`, input_tokens: 3, output_tokens: 4, cost, status: 'ok', created_at: Date.now() },
+  callId: h.hold.call_id,
+  movement: { ...h.movement, amount: refund },
+  usage: { user_id: h.movement.userId, key_id: h.movement.keyId!, model: 'chatgen-4-haiku', endpoint: 'messages', request_id: `r${refund}`, input_tokens: 3, output_tokens: 4, cost, status: 'ok', created_at: Date.now() },
 });
+const openHolds = (userId: string) => t.ctx.db.selectFrom('text_holds').select('call_id').where('user_id', '=', userId).execute();
 const ledgerRows = (userId: string) =>
   t.ctx.db.selectFrom('ledger').select(['kind', 'balance_delta']).where('user_id', '=', userId).where('kind', 'in', ['hold', 'charge', 'refund']).orderBy('id').execute();
 const usageRows = (userId: string) => t.ctx.db.selectFrom('usage').select(['cost', 'status']).where('user_id', '=', userId).execute();
@@ -35,7 +46,12 @@ describe(`text money written whole [${backendName}]`, () => {
   it('nets each account and key, writes a ledger row per movement (none for a zero refund) and the usage rows', async () => {
     const a = await seedAccount(t.ctx, 1);
     const b = await seedAccount(t.ctx, 1, { quota: 0.5 });
-    await writeTextMoneyWhole(t.ctx.db)!([hold(a, 300_000), hold(b, 200_000, true), settle(a, 100_000, 200_000), settle(b, 0, 200_000, true)]);
+    const [ha, hb] = [hold(a, 300_000), hold(b, 200_000, true)];
+    expect(await writeTextMoneyWhole(t.ctx.db)!([ha, hb])).toEqual([undefined, undefined]);
+    expect(await openHolds(a.user.id)).toEqual([{ call_id: ha.hold.call_id }]);
+    expect(await writeTextMoneyWhole(t.ctx.db)!([settle(ha, 100_000, 200_000), settle(hb, 0, 200_000)])).toEqual([undefined, undefined]);
+    expect(await openHolds(a.user.id)).toEqual([]);
+    expect(await openHolds(b.user.id)).toEqual([]);
     expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 800_000, used: 200_000 });
     expect(await getKey(t.ctx.db, a.keyId)).toMatchObject({ quota_used: 200_000 });
     expect(await getKey(t.ctx.db, b.keyId)).toMatchObject({ quota_remain: 300_000, quota_used: 200_000 });
@@ -66,6 +82,44 @@ describe(`text money written whole [${backendName}]`, () => {
     expect(await auditLedger(t.ctx.db)).toEqual([]);
   });
 
+  it('a settlement whose open hold is gone (the sweeper gave it back) moves no money and writes no usage row', async () => {
+    const a = await seedAccount(t.ctx, 1);
+    const [kept, swept] = [hold(a, 300_000), hold(a, 200_000)];
+    await writeTextMoneyWhole(t.ctx.db)!([kept, swept]);
+    await t.ctx.db.deleteFrom('text_holds').where('call_id', '=', swept.hold.call_id).execute();
+    const outcomes = await writeTextMoneyWhole(t.ctx.db)!([settle(kept, 100_000, 200_000), settle(swept, 150_000, 50_000)]);
+    expect(outcomes[0]).toBeUndefined();
+    expect(outcomes[1]).toBeInstanceOf(HoldAlreadySettled);
+    expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 1_000_000 - 200_000 - 200_000, used: 400_000 });
+    expect(await usageRows(a.user.id)).toEqual([{ cost: 200_000, status: 'ok' }]);
+    // The careful path (through the group commit) says the same.
+    const third = hold(a, 10_000);
+    await t.ctx.textMoney.add(third);
+    await t.ctx.db.deleteFrom('text_holds').where('call_id', '=', third.hold.call_id).execute();
+    await expect(t.ctx.textMoney.add(settle(third, 10_000, 0))).rejects.toBeInstanceOf(HoldAlreadySettled);
+    expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 590_000, used: 410_000 });
+  });
+
+  it('two settlements of one hold in a batch (the sweeper met the call): it is refunded once, on both paths', async () => {
+    const a = await seedAccount(t.ctx, 1);
+    const first = hold(a, 300_000);
+    await writeTextMoneyWhole(t.ctx.db)!([first]);
+    const whole = await writeTextMoneyWhole(t.ctx.db)!([settle(first, 100_000, 200_000), settle(first, 300_000, 0)]);
+    expect(whole[0]).toBeUndefined();
+    expect(whole[1]).toBeInstanceOf(HoldAlreadySettled);
+    expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 800_000, used: 200_000 });
+
+    const second = hold(a, 100_000);
+    await writeTextMoneyWhole(t.ctx.db)!([second]);
+    const careful = await t.ctx.db.transaction().execute((trx) => writeTextMoneyCarefully(trx, [settle(second, 100_000, 0), settle(second, 40_000, 60_000)]));
+    expect(careful[0]).toBeUndefined();
+    expect(careful[1]).toBeInstanceOf(HoldAlreadySettled);
+    expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 800_000, used: 200_000 });
+    expect(await usageRows(a.user.id)).toHaveLength(2);
+    expect(await openHolds(a.user.id)).toEqual([]);
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
   it('refuses amounts that are not whole non-negative units before writing anything', async () => {
     const a = await seedAccount(t.ctx, 1);
     await expect(writeTextMoneyWhole(t.ctx.db)!([hold(a, -5)])).rejects.toThrow(/integer/);
@@ -79,7 +133,7 @@ describe.runIf(!usingPostgres)('the synchronous SQLite transaction [sqlite]', ()
     const a = await seedAccount(t.ctx, 1);
     const atOnce = atOnceFor(t.ctx.db)!;
     await t.ctx.db.transaction().execute(async () => {
-      expect(() => atOnce((statement) => applyAllAtOnce(statement, [{ op: 'debit', kind: 'hold', movement: movement(a, 1) }]))).toThrow(/transaction is open/);
+      expect(() => atOnce((statement) => applyAllAtOnce(statement, [{ op: 'debit', kind: 'hold', movement: movement(a, 1, false, 'x') }]))).toThrow(/transaction is open/);
     });
     expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 1_000_000 });
   });

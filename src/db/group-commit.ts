@@ -40,9 +40,10 @@ export class GroupCommit<Item> {
     private readonly committed: (items: Item[]) => void = () => {},
     /**
      * A way to write a whole batch at once that either writes every item or nothing (Postgres:
-     * tasks/submit-statement.ts). Tried first; when it fails the batch goes through `write`.
+     * tasks/submit-statement.ts). Tried first; when it fails the batch goes through `write`. It may
+     * say, per item, why an item was left out (as `write` does); nothing means every item was written.
      */
-    private readonly writeWhole?: (items: Item[]) => Promise<void>,
+    private readonly writeWhole?: (items: Item[]) => Promise<(Error | undefined)[] | void>,
     private readonly maxBatch = 200,
   ) {}
 
@@ -83,8 +84,7 @@ export class GroupCommit<Item> {
   private async writeBatch(items: Item[]): Promise<(Error | undefined)[]> {
     if (this.writeWhole) {
       try {
-        await this.writeWhole(items);
-        return [];
+        return (await this.writeWhole(items)) ?? [];
       } catch (error) {
         // Refused (someone in the batch cannot pay): nothing was written, so write it item by item.
         if (!(error instanceof WholeBatchRefused)) throw error;

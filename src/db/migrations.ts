@@ -224,7 +224,45 @@ const migrations: Record<string, DialectMigration> = {
         end $$`.execute(db);
     },
   }),
+  '0008_text_holds': (dialect) => ({
+    async up(db: Kysely<any>) {
+      // The open hold of each synchronous text call, from its hold to its settlement, so a hold whose
+      // process died mid-call is found and given back (text/text-holds.ts). Rows live for the length
+      // of a call; deleting the row is what entitles a settlement to refund, so two can never both.
+      await db.schema
+        .createTable('text_holds')
+        .addColumn('call_id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('key_id', 'text', (c) => c.notNull())
+        .addColumn('key_limited', 'integer', (c) => c.notNull())
+        .addColumn('amount', 'bigint', (c) => c.notNull())
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('endpoint', 'text', (c) => c.notNull())
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .$call((t) => (dialect === 'sqlite' ? t.modifyEnd(sql`without rowid`) : t))
+        .execute();
+      if (dialect === 'sqlite') {
+        // AUTOINCREMENT made every ledger and usage insert read and rewrite sqlite_sequence: one more
+        // page in the WAL per commit. Rows are never deleted, so plain rowids still only grow.
+        for (const table of ['ledger', 'usage']) await withoutAutoincrement(db, table);
+      }
+    },
+  }),
 };
+
+/** SQLite: rebuilds `table` as it is, minus AUTOINCREMENT (its rows, ids and indexes kept). */
+async function withoutAutoincrement(db: Kysely<any>, table: string): Promise<void> {
+  const { rows } = await sql<{ type: string; sql: string }>`select type, sql from sqlite_master where tbl_name = ${table} and sql is not null`.execute(db);
+  const create = rows.find((r) => r.type === 'table')!.sql;
+  const rebuilt = `${table}_rebuilt`;
+  await sql.raw(create.replace(/^CREATE TABLE( IF NOT EXISTS)? "?\w+"?/i, `CREATE TABLE "${rebuilt}"`).replace(/ autoincrement/i, '')).execute(db);
+  await sql.raw(`insert into "${rebuilt}" select * from "${table}"`).execute(db);
+  await sql.raw(`drop table "${table}"`).execute(db);
+  await sql.raw(`alter table "${rebuilt}" rename to "${table}"`).execute(db);
+  for (const index of rows.filter((r) => r.type === 'index')) await sql.raw(index.sql).execute(db);
+  await sql`delete from sqlite_sequence where name = ${table}`.execute(db);
+}
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?: string): Promise<string[]> {
   const provider: MigrationProvider = {

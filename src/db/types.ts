@@ -172,8 +172,21 @@ export interface UsageTable {
   input_tokens: number;
   output_tokens: number;
   cost: number;
-  /** ok | failed | aborted */
+  /** ok | failed | aborted | lost (its process ended mid-call; the hold was given back) */
   status: string;
+  created_at: number;
+}
+
+/** A synchronous text call's hold while the call runs (the ledger has the hold itself). */
+export interface TextHoldsTable {
+  call_id: string;
+  user_id: string;
+  key_id: string;
+  key_limited: number;
+  amount: number;
+  model: string;
+  endpoint: string;
+  request_id: string;
   created_at: number;
 }
 
@@ -211,6 +224,7 @@ export interface Database {
   asset_groups: AssetGroupsTable;
   assets: AssetsTable;
   usage: UsageTable;
+  text_holds: TextHoldsTable;
   console_credentials: ConsoleCredentialsTable;
   console_sessions: ConsoleSessionsTable;
 }

@@ -4,6 +4,7 @@ import { sweepDeadlines, taskHandlers, type TaskEngineDeps } from './task-worker
 import { enqueue } from '../../jobs/jobs.repo.ts';
 import { deliveryHandler } from '../webhooks/delivery.ts';
 import { applyReview } from '../avatars/review.ts';
+import { settleLostHolds, sweepEveryMs } from '../text/text-holds.ts';
 
 const SWEEP_DEADLINES_MS = 1000;
 const SWEEP_FILES_MS = 10 * 60 * 1000;
@@ -24,7 +25,7 @@ export function engineDeps(ctx: AppContext): TaskEngineDeps {
   };
 }
 
-/** The background half of a process: job workers, the deadline sweeper and the file sweeper. */
+/** The background half of a process: job workers, and the sweepers of deadlines, files and lost text holds. */
 export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise<void> } {
   const deps = engineDeps(ctx);
   const handlers = {
@@ -44,13 +45,18 @@ export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise
   const files = setInterval(() => {
     ctx.files.cache.sweep().catch((err) => ctx.logger.error({ err }, 'file sweep failed'));
   }, SWEEP_FILES_MS);
+  const textHolds = setInterval(() => {
+    settleLostHolds(ctx).catch((err) => ctx.logger.error({ err }, 'text hold sweep failed'));
+  }, sweepEveryMs(ctx.config.textHoldMaxAgeMs));
   deadlines.unref();
   files.unref();
+  textHolds.unref();
   ctx.logger.info({ owner: runner.owner, concurrency: ctx.config.workers }, 'workers started');
   return {
     async stop(graceMs) {
       clearInterval(deadlines);
       clearInterval(files);
+      clearInterval(textHolds);
       ctx.wakeWorkers = () => {};
       await runner.stop(graceMs);
     },

@@ -4,53 +4,80 @@ import { namedStatementsOf } from '../../db/index.ts';
 import type { Database } from '../../db/types.ts';
 import { applyAllAtOnce } from '../billing/ledger-at-once.ts';
 import { ledgerRowsAllFound, ledgerMovementCtes } from '../billing/ledger-statement.ts';
-import type { LedgerOp } from '../billing/ledger.ts';
 import { assertAmount } from '../billing/ledger-rows.ts';
-import type { TextMoneyOp } from './text-money.ts';
+import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, repeatedSettles, USAGE_COLUMNS, type TextHold, type TextMoneyOp, type TextSettle } from './text-money-ops.ts';
 
 // A batch of text holds and settlements written whole, or not at all (the group commit then takes
 // the careful path, op by op): on SQLite one synchronous transaction, on Postgres one statement
-// outside BEGIN/COMMIT, a round trip instead of one per statement.
+// outside BEGIN/COMMIT, a round trip instead of one per statement. As on the careful path, a
+// settlement refunds and writes its usage row only if it deleted its call's open hold.
 
-export const USAGE_COLUMNS = ['user_id', 'key_id', 'model', 'endpoint', 'request_id', 'input_tokens', 'output_tokens', 'cost', 'status', 'created_at'] as const;
 const USAGE_TYPES = ['text', 'text', 'text', 'text', 'text', 'int', 'int', 'bigint', 'text', 'bigint'];
-const USAGE_INSERT = `insert into usage (${USAGE_COLUMNS.join(', ')}) values (${USAGE_COLUMNS.map(() => '?').join(', ')})`;
+const HOLD_TYPES = ['text', 'text', 'text', 'int', 'bigint', 'text', 'text', 'text', 'bigint'];
+const insertSql = (table: string, columns: readonly string[]) => `insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+const USAGE_INSERT = insertSql('usage', USAGE_COLUMNS);
+const HOLD_INSERT = insertSql('text_holds', HOLD_COLUMNS);
+const TAKE_HOLD = 'delete from text_holds where call_id = ?';
 
 const MOVEMENT_TYPES = ['text', 'text', 'text', 'int', 'bigint', 'text', 'text'];
 const MOVEMENT_COLUMNS = 'kind, user_id, key_id, key_limited, amount, ref, note';
-const NOW = `$${MOVEMENT_TYPES.length + USAGE_TYPES.length + 1}`;
 const arrays = (types: string[], from: number) => types.map((type, i) => `$${from + i}::${type}[]`).join(', ');
+const USAGE_FROM = MOVEMENT_TYPES.length + 1;
+const SETTLED_CALLS = USAGE_FROM + USAGE_TYPES.length;
+const HOLDS_FROM = SETTLED_CALLS + 1;
+const NOW = `$${HOLDS_FROM + HOLD_TYPES.length}`;
 
 export const TEXT_MONEY_STATEMENT = `
-with movements as (
+with taken as (
+  delete from text_holds where call_id = any($${SETTLED_CALLS}::text[]) returning call_id
+),
+movements as (
   select * from unnest(${arrays(MOVEMENT_TYPES, 1)}) as m(${MOVEMENT_COLUMNS})
-  where not (kind = 'refund' and amount = 0)
+  where (kind = 'hold' or ref in (select call_id from taken)) and not (kind = 'refund' and amount = 0)
 ),
 ${ledgerMovementCtes('movements', NOW)},
 usage_in as (
   insert into usage (${USAGE_COLUMNS.join(', ')})
-  select * from unnest(${arrays(USAGE_TYPES, MOVEMENT_TYPES.length + 1)})
+  select ${USAGE_COLUMNS.join(', ')} from unnest(${arrays(USAGE_TYPES, USAGE_FROM)}, $${SETTLED_CALLS}::text[]) as u(${USAGE_COLUMNS.join(', ')}, call_id)
+  where call_id in (select call_id from taken)
+),
+holds_in as (
+  insert into text_holds (${HOLD_COLUMNS.join(', ')})
+  select * from unnest(${arrays(HOLD_TYPES, HOLDS_FROM)})
 )
-select ${ledgerRowsAllFound('movements')} as ok`;
+select ${ledgerRowsAllFound('movements')} as ok, array(select call_id from taken) as taken`;
 
-export const asLedgerOp = (op: TextMoneyOp): LedgerOp => (op.kind === 'hold' ? { op: 'debit', kind: 'hold', movement: op.movement } : { op: 'refund', movement: op.movement });
+const settlesOf = (ops: TextMoneyOp[]) => ops.filter((op): op is TextSettle => op.kind === 'settle');
+const holdsOf = (ops: TextMoneyOp[]) => ops.filter((op): op is TextHold => op.kind === 'hold');
+/** Per op: a settlement that did not take its call's open hold is refused; everything else went through. */
+const outcomes = (ops: TextMoneyOp[], tookHold: (op: TextSettle) => boolean) => ops.map((op) => (op.kind === 'settle' && !tookHold(op) ? new HoldAlreadySettled(op.callId) : undefined));
 
-type Settle = Extract<TextMoneyOp, { kind: 'settle' }>;
-const settlesOf = (ops: TextMoneyOp[]) => ops.filter((op): op is Settle => op.kind === 'settle');
+type WriteWhole = (ops: TextMoneyOp[]) => Promise<(Error | undefined)[]>;
 
-export function writeTextMoneyWhole(db: Kysely<Database>): ((ops: TextMoneyOp[]) => Promise<void>) | undefined {
+export function writeTextMoneyWhole(db: Kysely<Database>): WriteWhole | undefined {
   const atOnce = atOnceFor(db);
   if (atOnce) {
     return async (ops) =>
       atOnce((statement) => {
-        applyAllAtOnce(statement, ops.map(asLedgerOp));
+        const take = statement(TAKE_HOLD);
+        // In order: of two settlements of one call in a batch, the second finds the row gone.
+        const liveOps = ops.filter((op) => op.kind === 'hold' || take.run(op.callId).changes === 1);
+        const live = new Set(liveOps);
+        applyAllAtOnce(statement, liveOps.map(asLedgerOp));
+        const hold = statement(HOLD_INSERT);
         const usage = statement(USAGE_INSERT);
-        for (const op of settlesOf(ops)) usage.run(...USAGE_COLUMNS.map((column) => op.usage[column]));
+        for (const op of liveOps) {
+          if (op.kind === 'hold') hold.run(...HOLD_COLUMNS.map((column) => op.hold[column]));
+          else usage.run(...USAGE_COLUMNS.map((column) => op.usage[column]));
+        }
+        return outcomes(ops, (op) => live.has(op));
       });
   }
   const run = namedStatementsOf(db);
   if (!run) return undefined;
-  return async (ops) => {
+  return async (all) => {
+    const repeated = repeatedSettles(all);
+    const ops = repeated.size ? all.filter((op) => !repeated.has(op)) : all;
     const m = ops.map((op) => op.movement);
     for (const x of m) assertAmount(x.amount);
     const movements = [
@@ -64,6 +91,9 @@ export function writeTextMoneyWhole(db: Kysely<Database>): ((ops: TextMoneyOp[])
     ];
     const settles = settlesOf(ops);
     const usage = USAGE_COLUMNS.map((column) => settles.map((op) => op.usage[column]));
-    await run('gateway_text_money', TEXT_MONEY_STATEMENT, [...movements, ...usage, Date.now()]);
+    const holds = HOLD_COLUMNS.map((column) => holdsOf(ops).map((op) => op.hold[column]));
+    const rows = (await run('gateway_text_money_v2', TEXT_MONEY_STATEMENT, [...movements, ...usage, settles.map((op) => op.callId), ...holds, Date.now()])) as { taken: string[] }[];
+    const taken = new Set(rows[0]?.taken ?? []);
+    return outcomes(all, (op) => taken.has(op.callId) && !repeated.has(op));
   };
 }

@@ -1,8 +1,8 @@
 import type { AppContext } from '../../context.ts';
-import { forbidden, notFound, paymentRequired, type ApiError } from '../../http/errors.ts';
+import { notFound, type ApiError } from '../../http/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
-import { InsufficientFunds } from '../billing/ledger.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
+import { holdForCall, settleCall, type TextOutcome } from './text-billing.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from './text.types.ts';
 import { TextUpstreamUnavailable } from './text.types.ts';
 import { promptTokens, textTokens } from './tokens.ts';
@@ -16,6 +16,8 @@ export interface TextCall {
   /** The error for "every upstream is down": 503 on the native endpoint, 502 on messages. */
   allDown: () => ApiError;
 }
+
+const NOTHING_USED: TextUsage = { inputTokens: 0, outputTokens: 0 };
 
 interface Route {
   provider: TextProvider;
@@ -36,58 +38,22 @@ async function routes(ctx: AppContext, call: TextCall): Promise<Route[]> {
   return out;
 }
 
-// Money for a synchronous call: hold the prompt plus the requested output before calling (402 if
-// the account or key cannot cover it), then settle at the counted tokens and give back the rest.
-async function hold(ctx: AppContext, call: TextCall): Promise<number> {
-  const { model } = call.request;
-  if (!ctx.pricing.isPerToken(model)) throw forbidden(`Model ${model} has no price set; ask the operator`);
-  const units = ctx.pricing.tokenUnits(model, promptTokens(call.request), call.request.maxTokens);
-  try {
-    await ctx.textMoney.add({ kind: 'hold', movement: { userId: call.key.user_id, keyId: call.key.id, keyLimited: call.key.unlimited !== 1, amount: units, ref: call.requestId } });
-  } catch (err) {
-    if (err instanceof InsufficientFunds) throw paymentRequired(`Insufficient ${err.payer === 'account' ? 'account balance' : 'key quota'} for the prompt plus ${call.request.maxTokens} output tokens`);
-    throw err;
-  }
-  return units;
-}
-
-async function settle(ctx: AppContext, call: TextCall, held: number, usage: TextUsage, status: 'ok' | 'failed' | 'aborted'): Promise<number> {
-  const cost = status === 'failed' ? 0 : Math.min(held, ctx.pricing.tokenUnits(call.request.model, usage.inputTokens, usage.outputTokens));
-  await ctx.textMoney.add({
-    kind: 'settle',
-    movement: { userId: call.key.user_id, keyId: call.key.id, keyLimited: call.key.unlimited !== 1, amount: held - cost, ref: call.requestId, note: `text ${status}` },
-    usage: {
-      user_id: call.key.user_id,
-      key_id: call.key.id,
-      model: call.request.model,
-      endpoint: call.endpoint,
-      request_id: call.requestId,
-      input_tokens: usage.inputTokens,
-      output_tokens: usage.outputTokens,
-      cost,
-      status,
-      created_at: Date.now(),
-    },
-  });
-  return cost;
-}
-
 /** One call, failing over to the next channel when an upstream is unavailable. */
 export async function generateText(ctx: AppContext, call: TextCall, signal: CallSignal): Promise<TextResult> {
   const candidates = await routes(ctx, call);
-  const held = await hold(ctx, call);
+  const money = await holdForCall(ctx, call);
   for (const route of candidates) {
     try {
       const result = await route.provider.generate(route.request, signal);
-      await settle(ctx, call, held, result.usage, 'ok');
+      await settleCall(ctx, call, money, result.usage, 'ok');
       return result;
     } catch (err) {
       if (err instanceof TextUpstreamUnavailable) continue;
-      await settle(ctx, call, held, { inputTokens: 0, outputTokens: 0 }, 'failed');
+      await settleCall(ctx, call, money, NOTHING_USED, 'failed');
       throw err;
     }
   }
-  await settle(ctx, call, held, { inputTokens: 0, outputTokens: 0 }, 'failed');
+  await settleCall(ctx, call, money, NOTHING_USED, 'failed');
   throw call.allDown();
 }
 
@@ -97,10 +63,10 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
  */
 export async function* streamText(ctx: AppContext, call: TextCall, signal: CallSignal): AsyncGenerator<TextChunk> {
   const candidates = await routes(ctx, call);
-  const held = await hold(ctx, call);
+  const money = await holdForCall(ctx, call);
   let produced = '';
   let usage: TextUsage | undefined;
-  let status: 'ok' | 'failed' | 'aborted' = 'failed';
+  let status: TextOutcome = 'failed';
   try {
     for (const route of candidates) {
       const iterator = route.provider.stream(route.request, signal)[Symbol.asyncIterator]();
@@ -124,6 +90,6 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
   } finally {
     if (signal.aborted && status !== 'ok') status = 'aborted';
     const counted = usage ?? { inputTokens: status === 'failed' ? 0 : promptTokens(call.request), outputTokens: textTokens(produced) };
-    await settle(ctx, call, held, counted, produced && status === 'failed' ? 'aborted' : status);
+    await settleCall(ctx, call, money, counted, produced && status === 'failed' ? 'aborted' : status);
   }
 }

@@ -1,0 +1,42 @@
+import type { AppContext } from '../../context.ts';
+import { settleOp } from './text-billing.ts';
+import { HoldAlreadySettled } from './text-money-ops.ts';
+
+// A text call's hold stays open in `text_holds` until the call settles. When the process died
+// mid-call (SIGKILL, OOM, a lost machine), nothing would settle it: the caller would stay charged
+// the whole hold for an answer they never got. Holds older than any call can last are settled here
+// as `lost`: refunded in full, with a usage row. The settlement path decides who settles a hold
+// (whoever deletes its row), so a call that does finish late can never be refunded twice.
+
+const BATCH = 200;
+
+export async function settleLostHolds(ctx: AppContext, now = Date.now()): Promise<number> {
+  const rows = await ctx.db.selectFrom('text_holds').selectAll().where('created_at', '<', now - ctx.config.textHoldMaxAgeMs).orderBy('created_at').limit(BATCH).execute();
+  const outcomes = await Promise.allSettled(
+    rows.map((row) =>
+      ctx.textMoney.add(
+        settleOp({
+          callId: row.call_id,
+          userId: row.user_id,
+          keyId: row.key_id,
+          keyLimited: row.key_limited === 1,
+          held: Number(row.amount),
+          cost: 0,
+          model: row.model,
+          endpoint: row.endpoint,
+          requestId: row.request_id,
+          usage: { inputTokens: 0, outputTokens: 0 },
+          status: 'lost',
+        }),
+      ),
+    ),
+  );
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected' && !(o.reason instanceof HoldAlreadySettled));
+  if (failed) throw failed.reason;
+  const settled = outcomes.filter((o) => o.status === 'fulfilled').length;
+  if (settled > 0) ctx.logger.warn({ settled }, 'gave back the holds of text calls whose process ended mid-call');
+  return settled;
+}
+
+/** How often to look: a quarter of the age, within 0.2 s and a minute. */
+export const sweepEveryMs = (maxAgeMs: number) => Math.min(60_000, Math.max(200, Math.floor(maxAgeMs / 4)));
