@@ -5,6 +5,7 @@ import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { settleLostHolds } from '../src/modules/text/text-holds.ts';
 import { backendName, createTestApp, freshDatabase, seedAccount, type TestApp } from './harness.ts';
 import { startGateway, stopAllGateways } from './support/gateway-process.ts';
+import { waitUntil } from './support/receiver.ts';
 
 // A text call holds the prompt plus max_tokens before it calls the upstream. When its process dies
 // mid-call nothing settles that hold; the sweeper gives it back once it is older than any call can
@@ -15,16 +16,6 @@ afterAll(async () => {
   await stopAllGateways();
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const slowCall = (prompt: string) => ({ model: 'chatgen-4-haiku', max_tokens: 200, messages: [{ role: 'user', content: prompt }] });
 const openHolds = (t: TestApp) => t.ctx.db.selectFrom('text_holds').selectAll().execute();
@@ -43,7 +34,8 @@ describe(`lost text holds [${backendName}]`, () => {
       headers: { 'content-type': 'application/json', 'x-api-key': account.key },
       body: JSON.stringify({ ...slowCall('lost in flight [sim:delay=30]'), stream: true }),
     }).catch(() => undefined); // the connection dies with the process
-    const [held] = await waitFor('the hold to be written', async () => ((await openHolds(api)).length === 1 ? openHolds(api) : undefined));
+    await waitUntil('the hold to be written', async () => (await openHolds(api)).length === 1);
+    const [held] = await openHolds(api);
     expect(await first.stop('SIGKILL')).toBeNull();
     await call;
     expect(held).toMatchObject({ user_id: account.user.id, key_id: account.keyId, model: 'chatgen-4-haiku', endpoint: 'messages' });
@@ -51,7 +43,7 @@ describe(`lost text holds [${backendName}]`, () => {
 
     // A process with workers sweeps: with a one-second age the hold is past it at once.
     await startGateway({ ...database.env, WORKERS: '1', TEXT_HOLD_MAX_AGE_S: '1' }, 'src/cli.ts', ['worker']);
-    await waitFor('the hold to be given back', async () => ((await openHolds(api)).length === 0 ? true : undefined));
+    await waitUntil('the hold to be given back', async () => (await openHolds(api)).length === 0, 30_000);
     expect(await getUser(api.ctx.db, account.user.id)).toMatchObject({ balance: 1_000_000, used: 0 });
     expect(await usageOf(api, account.user.id)).toEqual([{ status: 'lost', cost: 0, input_tokens: 0, output_tokens: 0 }]);
     const ledger = await api.ctx.db.selectFrom('ledger').select(['kind', 'balance_delta']).where('ref', '=', held!.call_id).orderBy('id').execute();
@@ -64,8 +56,8 @@ describe(`lost text holds [${backendName}]`, () => {
     cleanups.push(() => t.close());
     const account = await seedAccount(t.ctx, 1);
     const answer = t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: slowCall('still running [sim:delay=2.5]') });
-    await waitFor('the hold to be written', async () => ((await openHolds(t)).length === 1 ? true : undefined));
-    await waitFor('the hold to pass the age', async () => ((await settleLostHolds(t.ctx)) === 1 ? true : undefined));
+    await waitUntil('the hold to be written', async () => (await openHolds(t)).length === 1);
+    await waitUntil('the hold to pass the age', async () => (await settleLostHolds(t.ctx)) === 1);
     expect(await settleLostHolds(t.ctx)).toBe(0);
     const res = await answer;
     expect(res.statusCode).toBe(200);
