@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './types.ts';
+import { startCheckpointer } from './checkpointer.ts';
 import { WholeBatchRefused } from './group-commit.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -110,10 +111,12 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     const reads = reader ? withStatementCache(reader) : cached;
     rawReaders.set(db, async (text, params) => reads.prepare(text).all(...params));
     sqliteWriters.set(db, database);
+    const checkpointer = file === ':memory:' ? undefined : startCheckpointer(file);
     return {
       db,
       dialect: 'sqlite',
       close: async () => {
+        await checkpointer?.stop();
         await db.destroy();
         reader?.close();
       },
