@@ -40,13 +40,16 @@ describe('the background checkpointer [sqlite]', () => {
       await sql`create table filler (id integer primary key, body text not null)`.execute(db);
       const writer = sqliteWriterOf(db)!;
       const insert = writer.prepare('insert into filler (body) values (?)');
-      // ~40 MB through the WAL, one small commit after another with the event loop turning between.
-      for (let i = 0; i < 10_000; i++) {
+      // ~60 MB through the WAL, one small commit after another with the event loop turning between.
+      for (let i = 0; i < 20_000; i++) {
         insert.run('y'.repeat(3000));
         if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
       }
-      expect(fs.statSync(file).size).toBeGreaterThan(10_000 * 3000);
-      expect(fs.statSync(`${file}-wal`).size).toBeLessThan(8 * 1024 * 1024);
+      expect(fs.statSync(file).size).toBeGreaterThan(20_000 * 3000);
+      // ~1,000 pages (4 MB) is where the writer's own checkpoint lets it start over; on a loaded
+      // machine its attempts meet the thread's checkpoints more often (seen: up to 15 MB). A WAL
+      // that never started over would hold all ~60 MB.
+      expect(fs.statSync(`${file}-wal`).size).toBeLessThan(30 * 1024 * 1024);
     } finally {
       await close();
     }
