@@ -41,10 +41,10 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-export function startCheckpointer(file: string, options: { busyMs?: number; idleMs?: number } = {}): Checkpointer {
+export function startCheckpointer(file: string): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const workerData = { driver, file, busyMs: options.busyMs ?? 5, idleMs: options.idleMs ?? 100 };
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
+  // Every 5 ms while the WAL takes writes, every 100 ms once it is quiet.
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, busyMs: 5, idleMs: 100 } });
   worker.unref();
   // A checkpointer that fails leaves the write connection's own checkpoints, as before it existed.
   worker.on('error', () => undefined);

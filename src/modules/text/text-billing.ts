@@ -1,4 +1,6 @@
+import type { Insertable } from 'kysely';
 import type { AppContext } from '../../context.ts';
+import type { TextHoldsTable } from '../../db/types.ts';
 import { forbidden, paymentRequired } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { InsufficientFunds } from '../billing/ledger.ts';
@@ -14,41 +16,27 @@ import { promptTokens } from './tokens.ts';
 
 export type TextOutcome = 'ok' | 'failed' | 'aborted' | 'lost';
 
-export interface HeldCall {
-  callId: string;
-  held: number;
-}
+/** A call's open hold, as its `text_holds` row: what the settlement (or the sweeper) gives back from. */
+export type HeldCall = Insertable<TextHoldsTable>;
 
-export interface SettleInput {
-  callId: string;
-  userId: string;
-  keyId: string;
-  keyLimited: boolean;
-  held: number;
-  cost: number;
-  model: string;
-  endpoint: string;
-  requestId: string;
-  usage: TextUsage;
-  status: TextOutcome;
-}
+const movementOf = (hold: HeldCall, amount: number) => ({ userId: hold.user_id, keyId: hold.key_id, keyLimited: hold.key_limited === 1, amount, ref: hold.call_id });
 
 /** The settlement of one call: the unused part of its hold back, and its usage row. */
-export function settleOp(s: SettleInput): TextSettle {
+export function settleOp(hold: HeldCall, cost: number, usage: TextUsage, status: TextOutcome): TextSettle {
   return {
     kind: 'settle',
-    callId: s.callId,
-    movement: { userId: s.userId, keyId: s.keyId, keyLimited: s.keyLimited, amount: s.held - s.cost, ref: s.callId, note: `text ${s.status}` },
+    callId: hold.call_id,
+    movement: { ...movementOf(hold, hold.amount - cost), note: `text ${status}` },
     usage: {
-      user_id: s.userId,
-      key_id: s.keyId,
-      model: s.model,
-      endpoint: s.endpoint,
-      request_id: s.requestId,
-      input_tokens: s.usage.inputTokens,
-      output_tokens: s.usage.outputTokens,
-      cost: s.cost,
-      status: s.status,
+      user_id: hold.user_id,
+      key_id: hold.key_id,
+      model: hold.model,
+      endpoint: hold.endpoint,
+      request_id: hold.request_id,
+      input_tokens: usage.inputTokens,
+      output_tokens: usage.outputTokens,
+      cost,
+      status,
       created_at: Date.now(),
     },
   };
@@ -57,32 +45,34 @@ export function settleOp(s: SettleInput): TextSettle {
 export async function holdForCall(ctx: AppContext, call: TextCall): Promise<HeldCall> {
   const { model } = call.request;
   if (!ctx.pricing.isPerToken(model)) throw forbidden(`Model ${model} has no price set; ask the operator`);
-  const held = ctx.pricing.tokenUnits(model, promptTokens(call.request), call.request.maxTokens);
-  const callId = newId('txt');
   const { key } = call;
-  const keyLimited = key.unlimited !== 1;
+  const hold: HeldCall = {
+    call_id: newId('txt'),
+    user_id: key.user_id,
+    key_id: key.id,
+    key_limited: key.unlimited !== 1 ? 1 : 0,
+    amount: ctx.pricing.tokenUnits(model, promptTokens(call.request), call.request.maxTokens),
+    model,
+    endpoint: call.endpoint,
+    request_id: call.requestId,
+    created_at: Date.now(),
+  };
   try {
-    await ctx.textMoney.add({
-      kind: 'hold',
-      movement: { userId: key.user_id, keyId: key.id, keyLimited, amount: held, ref: callId },
-      hold: { call_id: callId, user_id: key.user_id, key_id: key.id, key_limited: keyLimited ? 1 : 0, amount: held, model, endpoint: call.endpoint, request_id: call.requestId, created_at: Date.now() },
-    });
+    await ctx.textMoney.add({ kind: 'hold', movement: movementOf(hold, hold.amount), hold });
   } catch (err) {
     if (err instanceof InsufficientFunds) throw paymentRequired(`Insufficient ${err.payer === 'account' ? 'account balance' : 'key quota'} for the prompt plus ${call.request.maxTokens} output tokens`);
     throw err;
   }
-  return { callId, held };
+  return hold;
 }
 
-export async function settleCall(ctx: AppContext, call: TextCall, money: HeldCall, usage: TextUsage, status: TextOutcome): Promise<void> {
-  const cost = status === 'failed' ? 0 : Math.min(money.held, ctx.pricing.tokenUnits(call.request.model, usage.inputTokens, usage.outputTokens));
-  const { key } = call;
-  const op = settleOp({ callId: money.callId, userId: key.user_id, keyId: key.id, keyLimited: key.unlimited !== 1, held: money.held, cost, model: call.request.model, endpoint: call.endpoint, requestId: call.requestId, usage, status });
+export async function settleCall(ctx: AppContext, call: TextCall, hold: HeldCall, usage: TextUsage, status: TextOutcome): Promise<void> {
+  const cost = status === 'failed' ? 0 : Math.min(hold.amount, ctx.pricing.tokenUnits(call.request.model, usage.inputTokens, usage.outputTokens));
   try {
-    await ctx.textMoney.add(op);
+    await ctx.textMoney.add(settleOp(hold, cost, usage, status));
   } catch (err) {
     // Ran past the sweeper's age and was given back in full already: this call stays free.
     if (!(err instanceof HoldAlreadySettled)) throw err;
-    ctx.logger.warn({ callId: money.callId, reqId: call.requestId }, 'text call settled after its hold was swept; not charged');
+    ctx.logger.warn({ callId: hold.call_id, reqId: call.requestId }, 'text call settled after its hold was swept; not charged');
   }
 }

@@ -12,25 +12,7 @@ const BATCH = 200;
 
 export async function settleLostHolds(ctx: AppContext, now = Date.now()): Promise<number> {
   const rows = await ctx.db.selectFrom('text_holds').selectAll().where('created_at', '<', now - ctx.config.textHoldMaxAgeMs).orderBy('created_at').limit(BATCH).execute();
-  const outcomes = await Promise.allSettled(
-    rows.map((row) =>
-      ctx.textMoney.add(
-        settleOp({
-          callId: row.call_id,
-          userId: row.user_id,
-          keyId: row.key_id,
-          keyLimited: row.key_limited === 1,
-          held: Number(row.amount),
-          cost: 0,
-          model: row.model,
-          endpoint: row.endpoint,
-          requestId: row.request_id,
-          usage: { inputTokens: 0, outputTokens: 0 },
-          status: 'lost',
-        }),
-      ),
-    ),
-  );
+  const outcomes = await Promise.allSettled(rows.map((row) => ctx.textMoney.add(settleOp(row, 0, { inputTokens: 0, outputTokens: 0 }, 'lost'))));
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected' && !(o.reason instanceof HoldAlreadySettled));
   if (failed) throw failed.reason;
   const settled = outcomes.filter((o) => o.status === 'fulfilled').length;

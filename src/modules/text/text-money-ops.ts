@@ -20,6 +20,9 @@ export class HoldAlreadySettled extends Error {
 export const USAGE_COLUMNS = ['user_id', 'key_id', 'model', 'endpoint', 'request_id', 'input_tokens', 'output_tokens', 'cost', 'status', 'created_at'] as const;
 export const HOLD_COLUMNS = ['call_id', 'user_id', 'key_id', 'key_limited', 'amount', 'model', 'endpoint', 'request_id', 'created_at'] as const;
 
+export const settlesOf = (ops: TextMoneyOp[]) => ops.filter((op): op is TextSettle => op.kind === 'settle');
+export const holdsOf = (ops: TextMoneyOp[]) => ops.filter((op): op is TextHold => op.kind === 'hold');
+
 export const asLedgerOp = (op: TextMoneyOp): LedgerOp => (op.kind === 'hold' ? { op: 'debit', kind: 'hold', movement: op.movement } : { op: 'refund', movement: op.movement });
 
 /**

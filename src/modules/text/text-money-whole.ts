@@ -5,7 +5,7 @@ import type { Database } from '../../db/types.ts';
 import { applyAllAtOnce } from '../billing/ledger-at-once.ts';
 import { ledgerRowsAllFound, ledgerMovementCtes } from '../billing/ledger-statement.ts';
 import { assertAmount } from '../billing/ledger-rows.ts';
-import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, repeatedSettles, USAGE_COLUMNS, type TextHold, type TextMoneyOp, type TextSettle } from './text-money-ops.ts';
+import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, holdsOf, repeatedSettles, settlesOf, USAGE_COLUMNS, type TextMoneyOp, type TextSettle } from './text-money-ops.ts';
 
 // A batch of text holds and settlements written whole, or not at all (the group commit then takes
 // the careful path, op by op): on SQLite one synchronous transaction, on Postgres one statement
@@ -47,8 +47,6 @@ holds_in as (
 )
 select ${ledgerRowsAllFound('movements')} as ok, array(select call_id from taken) as taken`;
 
-const settlesOf = (ops: TextMoneyOp[]) => ops.filter((op): op is TextSettle => op.kind === 'settle');
-const holdsOf = (ops: TextMoneyOp[]) => ops.filter((op): op is TextHold => op.kind === 'hold');
 /** Per op: a settlement that did not take its call's open hold is refused; everything else went through. */
 const outcomes = (ops: TextMoneyOp[], tookHold: (op: TextSettle) => boolean) => ops.map((op) => (op.kind === 'settle' && !tookHold(op) ? new HoldAlreadySettled(op.callId) : undefined));
 

@@ -3,7 +3,7 @@ import { GroupCommit } from '../../db/group-commit.ts';
 import { rowInserter } from '../../db/prepared.ts';
 import type { Database } from '../../db/types.ts';
 import { applyMany } from '../billing/ledger.ts';
-import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, repeatedSettles, USAGE_COLUMNS, type TextHold, type TextMoneyOp, type TextSettle } from './text-money-ops.ts';
+import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, holdsOf, repeatedSettles, settlesOf, USAGE_COLUMNS, type TextMoneyOp, type TextSettle } from './text-money-ops.ts';
 import { writeTextMoneyWhole } from './text-money-whole.ts';
 
 export type { TextMoneyOp } from './text-money-ops.ts';
@@ -27,13 +27,13 @@ async function takeOpenHolds(trx: Transaction<Database>, callIds: string[]): Pro
 /** The careful path: op by op in one transaction (also what decides each 402 when a batch is refused whole). */
 export async function writeTextMoneyCarefully(trx: Transaction<Database>, ops: TextMoneyOp[]): Promise<(Error | undefined)[]> {
   const repeated = repeatedSettles(ops);
-  const open = await takeOpenHolds(trx, ops.filter((op) => op.kind === 'settle').map((op) => (op as TextSettle).callId));
+  const open = await takeOpenHolds(trx, settlesOf(ops).map((op) => op.callId));
   const live = ops.filter((op) => op.kind === 'hold' || (open.has(op.callId) && !repeated.has(op)));
   // One pass over holds and settlements together, so every row is locked in the ledger's one order.
   const failures = await applyMany(trx, live.map(asLedgerOp));
   const outcome = new Map(live.map((op, i) => [op, failures[i]]));
-  await insertHolds(trx, live.filter((op, i) => op.kind === 'hold' && !failures[i]).map((op) => (op as TextHold).hold));
-  await insertUsage(trx, live.filter((op) => op.kind === 'settle').map((op) => (op as TextSettle).usage));
+  await insertHolds(trx, holdsOf(live.filter((_, i) => !failures[i])).map((op) => op.hold));
+  await insertUsage(trx, settlesOf(live).map((op) => op.usage));
   return ops.map((op) => (outcome.has(op) ? outcome.get(op) : new HoldAlreadySettled((op as TextSettle).callId)));
 }
 
