@@ -112,6 +112,8 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
       subscriber?.disconnect();
       redis?.disconnect();
       await ctx.webhookDispatcher.close();
+      // Text settlements still queued (a call answered in the last milliseconds) are written first.
+      await ctx.textMoney.flush();
       await closeDb();
     },
   };

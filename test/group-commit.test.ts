@@ -43,3 +43,37 @@ describe(`group commit with a whole-batch write [${backendName}]`, () => {
     expect(carefulBatches).toEqual([]);
   });
 });
+
+describe(`group commit: items nobody waits on [${backendName}]`, () => {
+  function recorder() {
+    const batches: number[][] = [];
+    const commit = new GroupCommit<number>(t.ctx.db, 1, async () => [], () => {}, async (items) => void batches.push([...items]));
+    return { commit, batches };
+  }
+
+  it('an item added soon rides with the next batch (one commit for a settlement and the next hold)', async () => {
+    const { commit, batches } = recorder();
+    const settlement = commit.addSoon(1);
+    await commit.add(2);
+    await settlement;
+    expect(batches).toEqual([[1, 2]]);
+  });
+
+  it('an item added soon is written alone when nothing else comes', async () => {
+    const { commit, batches } = recorder();
+    await commit.addSoon(1);
+    expect(batches).toEqual([[1]]);
+  });
+
+  it('flush writes what is queued and resolves after its commit', async () => {
+    const { commit, batches } = recorder();
+    void commit.addSoon(1);
+    void commit.addSoon(2);
+    expect(batches).toEqual([]);
+    await commit.flush();
+    expect(batches).toEqual([[1, 2]]);
+    await commit.flush();
+    expect(batches).toEqual([[1, 2]]);
+  });
+});
+

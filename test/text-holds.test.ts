@@ -74,6 +74,7 @@ describe(`lost text holds [${backendName}]`, () => {
     const account = await seedAccount(t.ctx, 1);
     const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: slowCall('quick') });
     expect(res.statusCode).toBe(200);
+    await t.ctx.textMoney.flush();
     expect(await openHolds(t)).toEqual([]);
     await new Promise((r) => setTimeout(r, 1100));
     expect(await settleLostHolds(t.ctx)).toBe(0);

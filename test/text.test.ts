@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
+import { toBalance } from '../src/lib/money.ts';
 import { backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 
 let t: TestApp;
@@ -164,12 +165,28 @@ describe(`messages endpoint [${backendName}]`, () => {
     expect(down.json()).toMatchObject({ type: 'error', error: { code: 502, type: 'bad_gateway' } });
   });
 
+  it('billing: a caller reads its own charge right after the answer (the settlement is written before the balance is read)', async () => {
+    const account = await seedAccount(t.ctx, 1, { quota: 1 });
+    const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'what do I owe?' }] } });
+    expect(res.statusCode).toBe(200);
+    const key = (await t.app.inject({ method: 'GET', url: '/v1/balance', headers: account.auth })).json();
+    const user = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json();
+    const [row] = await t.ctx.db.selectFrom('usage').select(['cost', 'status']).where('user_id', '=', account.user.id).execute();
+    expect(row).toMatchObject({ status: 'ok' });
+    const charged = toBalance(Number(row!.cost), t.ctx.config);
+    expect(charged).toBeGreaterThan(0);
+    expect(key).toMatchObject({ success: true, used_balance: charged, remain_balance: toBalance(1_000_000 - Number(row!.cost), t.ctx.config) });
+    expect(user).toMatchObject({ success: true, used_balance: charged, remain_balance: toBalance(1_000_000 - Number(row!.cost), t.ctx.config) });
+  });
+
   it('billing: the used balance equals the sum of the usage rows; the ledger balances', async () => {
     const account = await seedAccount(t.ctx, 1);
     for (let i = 0; i < 5; i++) {
       await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-sonnet', max_tokens: 64, messages: [{ role: 'user', content: `question ${i}` }] } });
       await native('textgen-2.5-pro', 'generateContent', account.auth, contents(`question ${i}`));
     }
+    // Settlements are written just after the answers (text-billing.ts): let the last ones commit.
+    await t.ctx.textMoney.flush();
     const rows = await t.ctx.db.selectFrom('usage').select(['cost', 'status']).where('user_id', '=', account.user.id).execute();
     expect(rows).toHaveLength(10);
     const user = await t.ctx.db.selectFrom('users').select('used').where('id', '=', account.user.id).executeTakeFirstOrThrow();

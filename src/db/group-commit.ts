@@ -22,7 +22,13 @@ interface Pending<Item> {
   item: Item;
   resolve(): void;
   reject(error: unknown): void;
+  committed: Promise<void>;
+  /** Queued with `addSoon`: nobody waits on it. */
+  soon: boolean;
 }
+
+/** How long an item queued with `addSoon` may wait for a batch to ride along with. */
+export const SOON_MS = 2;
 
 /**
  * Group commit: small writes that arrive while a batch is being written wait and go together into
@@ -35,6 +41,9 @@ export class GroupCommit<Item> {
   private running = 0;
   /** Batches in a row that held one item: no one else is writing, so waiting would only add latency. */
   private lonely = 0;
+  /** Batches being written now: `flush` waits for them too. */
+  private writing = new Set<Pending<Item>[]>();
+  private soonTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -53,10 +62,41 @@ export class GroupCommit<Item> {
   ) {}
 
   add(item: Item): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
-      if (this.running < this.parallel) void this.drain();
-    });
+    const committed = this.enqueue(item, false);
+    if (this.running < this.parallel) void this.drain();
+    return committed;
+  }
+
+  /**
+   * Queues an item that nobody waits on before answering (a text call's settlement): it goes with
+   * the next batch, or alone after at most SOON_MS. One caller at a time then pays for one commit
+   * per call instead of two (its settlement rides with the next call's hold).
+   */
+  addSoon(item: Item): Promise<void> {
+    const committed = this.enqueue(item, true);
+    if (this.running === 0 && !this.soonTimer) {
+      this.soonTimer = setTimeout(() => {
+        this.soonTimer = undefined;
+        if (this.queue.length > 0 && this.running < this.parallel) void this.drain();
+      }, SOON_MS);
+    }
+    return committed;
+  }
+
+  /** Writes what is queued now; resolves once it and any batch being written have committed (or failed). */
+  async flush(): Promise<void> {
+    const waiting = [...this.queue, ...[...this.writing].flat()].map((pending) => pending.committed);
+    if (waiting.length === 0) return;
+    if (this.queue.length > 0 && this.running < this.parallel) void this.drain();
+    await Promise.allSettled(waiting);
+  }
+
+  private enqueue(item: Item, soon: boolean): Promise<void> {
+    let pending!: Pending<Item>;
+    const committed = new Promise<void>((resolve, reject) => (pending = { item, resolve, reject, committed: undefined!, soon }));
+    pending.committed = committed;
+    this.queue.push(pending);
+    return committed;
   }
 
   private async drain(): Promise<void> {
@@ -77,13 +117,17 @@ export class GroupCommit<Item> {
           await new Promise((resolve) => setImmediate(resolve));
         }
         const batch = this.queue.splice(0, this.maxBatch);
-        this.lonely = batch.length > 1 ? 0 : this.lonely + 1;
+        // A settlement riding with one caller's hold does not make company.
+        this.lonely = batch.length > 1 && batch.filter((p) => !p.soon).length > 1 ? 0 : this.lonely + 1;
         let failures: (Error | undefined)[];
+        this.writing.add(batch);
         try {
           failures = await this.writeBatch(batch.map((p) => p.item));
         } catch (error) {
           for (const pending of batch) pending.reject(error);
           continue;
+        } finally {
+          this.writing.delete(batch);
         }
         this.committed(batch.filter((_, i) => !failures[i]).map((p) => p.item));
         batch.forEach((pending, i) => (failures[i] ? pending.reject(failures[i]) : pending.resolve()));

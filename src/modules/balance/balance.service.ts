@@ -3,7 +3,7 @@ import { toBalance, toCredits } from '../../lib/money.ts';
 import { readUserQuota, readUserUsedQuota } from '../accounts/accounts.repo.ts';
 import type { KeyBalance, UserBalance } from './balance.schemas.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'config' | 'logger' | 'quotas'>;
+type Ctx = Pick<AppContext, 'db' | 'config' | 'logger' | 'quotas' | 'textMoney'>;
 
 export const MESSAGES = {
   keyNotFound: 'API key record not found',
@@ -12,8 +12,10 @@ export const MESSAGES = {
   usedQuotaFailed: 'Failed to read the account used quota',
 } as const;
 
-// Served from the quota snapshot, which every commit that moves this key's money drops.
+// Served from the quota snapshot, which every commit that moves this key's money drops. Text
+// settlements queued in this process are written first, so a caller reads its own calls' charges.
 export async function keyBalance(ctx: Ctx, keyId: string): Promise<KeyBalance> {
+  await ctx.textMoney.flush();
   const key = await ctx.quotas.get(keyId);
   if (!key) return { success: false, message: MESSAGES.keyNotFound };
   if (key.status === 'deleted') return { success: false, message: MESSAGES.keyDeleted };
@@ -38,6 +40,7 @@ async function attempt<T>(ctx: Ctx, what: string, read: () => Promise<T | undefi
 }
 
 export async function userBalance(ctx: Ctx, userId: string): Promise<UserBalance> {
+  await ctx.textMoney.flush();
   const remain = await attempt(ctx, 'user quota', () => readUserQuota(ctx.db, userId));
   if (remain === undefined) return { success: false, message: MESSAGES.userQuotaFailed };
   const used = await attempt(ctx, 'used quota', () => readUserUsedQuota(ctx.db, userId));

@@ -66,13 +66,20 @@ export async function holdForCall(ctx: AppContext, call: TextCall): Promise<Held
   return hold;
 }
 
-export async function settleCall(ctx: AppContext, call: TextCall, hold: HeldCall, usage: TextUsage, status: TextOutcome): Promise<void> {
+/**
+ * Settles a call once its answer is on its way. The settlement is queued, not waited for: it
+ * commits with the next batch (usually the next call's hold) or within a few milliseconds, so a
+ * caller does not wait for a second commit. Until it commits the call's whole hold stays taken; if
+ * the process dies first, the sweeper gives the hold back in full (as for a call cut off mid-way).
+ */
+export function settleCall(ctx: AppContext, call: TextCall, hold: HeldCall, usage: TextUsage, status: TextOutcome): void {
   const cost = status === 'failed' ? 0 : Math.min(hold.amount, ctx.pricing.tokenUnits(call.request.model, usage.inputTokens, usage.outputTokens));
-  try {
-    await ctx.textMoney.add(settleOp(hold, cost, usage, status));
-  } catch (err) {
+  ctx.textMoney.addSoon(settleOp(hold, cost, usage, status)).catch((err) => {
     // Ran past the sweeper's age and was given back in full already: this call stays free.
-    if (!(err instanceof HoldAlreadySettled)) throw err;
-    ctx.logger.warn({ callId: hold.call_id, reqId: call.requestId }, 'text call settled after its hold was swept; not charged');
-  }
+    if (err instanceof HoldAlreadySettled) {
+      ctx.logger.warn({ callId: hold.call_id, reqId: call.requestId }, 'text call settled after its hold was swept; not charged');
+    } else {
+      ctx.logger.error({ err, callId: hold.call_id, reqId: call.requestId }, 'text settlement failed; the sweeper gives the hold back');
+    }
+  });
 }

@@ -45,15 +45,15 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
   for (const route of candidates) {
     try {
       const result = await route.provider.generate(route.request, signal);
-      await settleCall(ctx, call, money, result.usage, 'ok');
+      settleCall(ctx, call, money, result.usage, 'ok');
       return result;
     } catch (err) {
       if (err instanceof TextUpstreamUnavailable) continue;
-      await settleCall(ctx, call, money, NOTHING_USED, 'failed');
+      settleCall(ctx, call, money, NOTHING_USED, 'failed');
       throw err;
     }
   }
-  await settleCall(ctx, call, money, NOTHING_USED, 'failed');
+  settleCall(ctx, call, money, NOTHING_USED, 'failed');
   throw call.allDown();
 }
 
@@ -90,6 +90,6 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
   } finally {
     if (signal.aborted && status !== 'ok') status = 'aborted';
     const counted = usage ?? { inputTokens: status === 'failed' ? 0 : promptTokens(call.request), outputTokens: textTokens(produced) };
-    await settleCall(ctx, call, money, counted, produced && status === 'failed' ? 'aborted' : status);
+    settleCall(ctx, call, money, counted, produced && status === 'failed' ? 'aborted' : status);
   }
 }
