@@ -12,9 +12,10 @@ import { Worker } from 'node:worker_threads';
  * synced nearly all of it, so that checkpoint is small. It gives up (busy) while the thread's
  * checkpoint runs and tries again after its next commit, so the WAL can pass its usual ~1,000
  * pages: measured up to ~15 MB with three writers on two busy cores (test/checkpointer.test.ts).
- * The thread spaces its checkpoints to about 300 new frames each (every 5-50 ms): at a fixed 5 ms
- * a lone caller's process made ~0.8 fsyncs and ~37 pwrites per text call; spaced, ~0.1 and ~21
- * (a page written by many commits is copied once per checkpoint). An idea not taken: having the thread pause near 1,000 pages to leave the writer room made the
+ * The thread spaces its checkpoints to about 300 new frames each (every 5-50 ms): each costs two
+ * fsyncs, and a page written by many commits is copied once per checkpoint (with queued text
+ * settlements, a lone caller's text call went from ~0.8 fsyncs and ~37 pwrites to ~0.1 and ~21).
+ * An idea not taken: having the thread pause near 1,000 pages to leave the writer room made the
  * writer do the copying (and its fsyncs) again, and its stalls came back.
  */
 const WORKER_SOURCE = `
