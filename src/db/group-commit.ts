@@ -23,8 +23,8 @@ interface Pending<Item> {
   resolve(): void;
   reject(error: unknown): void;
   committed: Promise<void>;
-  /** Queued with `addSoon`: nobody waits on it. */
-  soon: boolean;
+  /** When it was queued with `addSoon` (nobody waits on it); 0 for `add`. */
+  soonSince: number;
 }
 
 /** How long an item queued with `addSoon` may wait for a batch to ride along with. */
@@ -62,7 +62,7 @@ export class GroupCommit<Item> {
   ) {}
 
   add(item: Item): Promise<void> {
-    const committed = this.enqueue(item, false);
+    const committed = this.enqueue(item, 0);
     if (this.running < this.parallel) void this.drain();
     return committed;
   }
@@ -73,15 +73,22 @@ export class GroupCommit<Item> {
    * per call instead of two (its settlement rides with the next call's hold).
    */
   addSoon(item: Item): Promise<void> {
-    const committed = this.enqueue(item, true);
-    if (this.running === 0 && !this.soonTimer) {
-      this.soonTimer = setTimeout(() => {
-        this.soonTimer = undefined;
-        if (this.queue.length > 0 && this.running < this.parallel) void this.drain();
-      }, SOON_MS);
-    }
+    const committed = this.enqueue(item, performance.now());
+    if (this.running === 0 && !this.soonTimer) this.soonTimer = setTimeout(this.soonDue, SOON_MS);
     return committed;
   }
+
+  // One timer serves every item added soon: when it fires early for the oldest one still queued
+  // (the item it was set for rode with a batch), it waits for the rest of that one's time instead
+  // of writing a lone item every SOON_MS.
+  private readonly soonDue = () => {
+    this.soonTimer = undefined;
+    const oldest = this.queue.find((pending) => pending.soonSince > 0);
+    if (!oldest) return;
+    const waited = performance.now() - oldest.soonSince;
+    if (waited < SOON_MS) this.soonTimer = setTimeout(this.soonDue, SOON_MS - waited);
+    else if (this.running < this.parallel) void this.drain();
+  };
 
   /** Writes what is queued now; resolves once it and any batch being written have committed (or failed). */
   async flush(): Promise<void> {
@@ -91,9 +98,9 @@ export class GroupCommit<Item> {
     await Promise.allSettled(waiting);
   }
 
-  private enqueue(item: Item, soon: boolean): Promise<void> {
+  private enqueue(item: Item, soonSince: number): Promise<void> {
     let pending!: Pending<Item>;
-    const committed = new Promise<void>((resolve, reject) => (pending = { item, resolve, reject, committed: undefined!, soon }));
+    const committed = new Promise<void>((resolve, reject) => (pending = { item, resolve, reject, committed: undefined!, soonSince }));
     pending.committed = committed;
     this.queue.push(pending);
     return committed;
@@ -118,7 +125,7 @@ export class GroupCommit<Item> {
         }
         const batch = this.queue.splice(0, this.maxBatch);
         // A settlement riding with one caller's hold does not make company.
-        this.lonely = batch.length > 1 && batch.filter((p) => !p.soon).length > 1 ? 0 : this.lonely + 1;
+        this.lonely = batch.length > 1 && batch.filter((p) => p.soonSince === 0).length > 1 ? 0 : this.lonely + 1;
         let failures: (Error | undefined)[];
         this.writing.add(batch);
         try {
