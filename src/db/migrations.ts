@@ -273,10 +273,16 @@ export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?
   const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
   // Kysely takes no lock on SQLite: two processes starting together on a new file can both try.
   // Each migration runs in a transaction, so the loser rolls back; it then finds the work done.
+  // On Postgres the migrator first reads the columns of every schema in the database; a column or
+  // schema renamed or dropped elsewhere during that read fails it, before any migration has run.
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    if (dialect !== 'sqlite' || attempt >= 10) throw error instanceof Error ? error : new Error(String(error));
+    const retry = dialect === 'sqlite' || changedElsewhere(error);
+    if (!retry || attempt >= 10) throw error instanceof Error ? error : new Error(String(error));
     await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
   }
 }
+
+/** Postgres: undefined column, table or schema, as a concurrent change in another schema causes them. */
+const changedElsewhere = (error: unknown) => ['42703', '42P01', '3F000'].includes((error as { code?: string } | undefined)?.code ?? '');
