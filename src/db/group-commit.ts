@@ -92,8 +92,9 @@ export class GroupCommit<Item> {
 
   /** Writes what is queued now; resolves once it and any batch being written have committed (or failed). */
   async flush(): Promise<void> {
+    // Called on every balance read: nothing to build when nothing is queued or being written.
+    if (this.queue.length === 0 && this.writing.size === 0) return;
     const waiting = [...this.queue, ...[...this.writing].flat()].map((pending) => pending.committed);
-    if (waiting.length === 0) return;
     if (this.queue.length > 0 && this.running < this.parallel) void this.drain();
     await Promise.allSettled(waiting);
   }

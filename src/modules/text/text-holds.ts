@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import { settleOp } from './text-billing.ts';
 import { HoldAlreadySettled } from './text-money-ops.ts';
+import { NOTHING_USED } from './text.types.ts';
 
 // A text call's hold stays open in `text_holds` until the call settles. When the process died
 // mid-call (SIGKILL, OOM, a lost machine), nothing would settle it: the caller would stay charged
@@ -12,7 +13,7 @@ const BATCH = 200;
 
 export async function settleLostHolds(ctx: AppContext, now = Date.now()): Promise<number> {
   const rows = await ctx.db.selectFrom('text_holds').selectAll().where('created_at', '<', now - ctx.config.textHoldMaxAgeMs).orderBy('created_at').limit(BATCH).execute();
-  const outcomes = await Promise.allSettled(rows.map((row) => ctx.textMoney.add(settleOp(row, 0, { inputTokens: 0, outputTokens: 0 }, 'lost'))));
+  const outcomes = await Promise.allSettled(rows.map((row) => ctx.textMoney.add(settleOp(row, 0, NOTHING_USED, 'lost'))));
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected' && !(o.reason instanceof HoldAlreadySettled));
   if (failed) throw failed.reason;
   const settled = outcomes.filter((o) => o.status === 'fulfilled').length;

@@ -4,7 +4,7 @@ import type { CachedKey } from '../../lib/key-cache.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import { holdForCall, settleCall, type TextOutcome } from './text-billing.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from './text.types.ts';
-import { TextUpstreamUnavailable } from './text.types.ts';
+import { NOTHING_USED, TextUpstreamUnavailable } from './text.types.ts';
 import { promptTokens, textTokens } from './tokens.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 
@@ -16,8 +16,6 @@ export interface TextCall {
   /** The error for "every upstream is down": 503 on the native endpoint, 502 on messages. */
   allDown: () => ApiError;
 }
-
-const NOTHING_USED: TextUsage = { inputTokens: 0, outputTokens: 0 };
 
 interface Route {
   provider: TextProvider;

@@ -28,6 +28,9 @@ export interface TextUsage {
   outputTokens: number;
 }
 
+/** The usage of a call that produced nothing (failed, or lost with its process). */
+export const NOTHING_USED: Readonly<TextUsage> = { inputTokens: 0, outputTokens: 0 };
+
 export interface TextResult {
   text: string;
   finish: FinishReason;
