@@ -80,12 +80,14 @@ export interface TestApp {
 export interface TestAppOptions {
   /** Seed the simulator channel and run job workers in this process, as `npm start` does. */
   workers?: boolean;
+  /** The app's logger (silent by default): a test that checks what an operator would read passes its own. */
+  logger?: pino.Logger;
 }
 
 export async function createTestApp(env: Record<string, string> = {}, database?: TestDatabase, options: TestAppOptions = {}): Promise<TestApp> {
   const db = database ?? (await freshDatabase());
   const config = testConfig(db, env);
-  const ctx = await createContext(config, { logger: pino({ level: 'silent' }), db: { schema: db.schema } });
+  const ctx = await createContext(config, { logger: options.logger ?? pino({ level: 'silent' }), db: { schema: db.schema } });
   await ensureSimulatorChannel(ctx.db, allModelIds());
   const workers = options.workers ? startWorkers(ctx) : undefined;
   const app = await buildApp(ctx);

@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startFakeChatUpstream, type FakeChatUpstream } from './support/fake-chat-upstream.ts';
@@ -10,9 +11,12 @@ let t: TestApp;
 let base: string;
 let first: FakeChatUpstream;
 let second: FakeChatUpstream;
+// What an operator would read in the logs (access lines included).
+const logLines: { level: number; msg: string; reqId?: string }[] = [];
+const errorLines = () => logLines.filter((line) => line.level >= 50);
 
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({}, undefined, { logger: pino({ level: 'info' }, { write: (line: string) => void logLines.push(JSON.parse(line)) }) });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
   first = await startFakeChatUpstream(SECRET, 'down');
@@ -152,6 +156,7 @@ describe(`an abandoned stream [${backendName}]`, () => {
       expect(Number(row!.cost)).toBeGreaterThan(0);
       for (let i = 0; i < 40 && second.cancelled === 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect(second.cancelled).toBe(1);
+      expect(errorLines()).toEqual([]);
       const balance = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json();
       expect(balance.used_balance).toBeCloseTo(Number(row!.cost) / 1e6);
     } finally {
@@ -183,6 +188,10 @@ describe(`an abandoned call [${backendName}]`, () => {
       const usage = async () => t.ctx.db.selectFrom('usage').selectAll().where('user_id', '=', account.user.id).execute();
       for (let i = 0; i < 100 && (await usage()).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
       expect(await usage()).toMatchObject([{ status: 'failed', cost: 0 }]);
+      // A client hanging up is not a failure of ours: an information line, no error with a stack.
+      for (let i = 0; i < 100 && !logLines.some((line) => line.msg === 'client left before the answer'); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(logLines.find((line) => line.msg === 'client left before the answer')).toMatchObject({ level: 30 });
+      expect(errorLines()).toEqual([]);
       const balance = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json();
       expect(balance.used_balance).toBe(0);
     } finally {

@@ -1,6 +1,17 @@
 // What an upstream call needs of a cancellation signal. AbortSignal has it, and so does the cheaper
 // RequestSignal below; undici accepts either (it only listens for 'abort').
 
+/**
+ * Why a call was cut off when its client closed the connection before the answer: not a failure of
+ * ours, so it is logged as information, not as an error.
+ */
+export class ClientGone extends Error {
+  constructor() {
+    super('The client closed the connection before the answer');
+    this.name = 'ClientGone';
+  }
+}
+
 export interface CallSignal {
   readonly aborted: boolean;
   readonly reason: unknown;

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ClientGone } from './call-signal.ts';
 import { ApiError, nativeStatus, notFound, payloadTooLarge, typeForStatus, unsupportedMediaType } from './errors.ts';
 
 // The one place where errors become response bodies. Three families share it:
@@ -51,6 +52,12 @@ export function errorHandler(bodyLimit: number) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const apiError = toApiError(error, request, bodyLimit);
     if (apiError) return sendError(request, reply, apiError);
+    if (error instanceof ClientGone) {
+      // Not a failure of ours: an information line, not an error with a stack. Nobody is left to
+      // read the answer (499 is nginx's "client closed request").
+      request.log.info({ reqId: request.id, method: request.method, url: request.url }, 'client left before the answer');
+      return sendError(request, reply, new ApiError(499, 'invalid_request_error', error.message));
+    }
     // A bug or an unexpected failure: log everything, tell the caller nothing but the request id.
     request.log.error({ err: error, reqId: request.id, method: request.method, url: request.url }, 'unhandled error');
     const hidden = new ApiError(500, 'server_error', `Internal server error (request id ${request.id})`);

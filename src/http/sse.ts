@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RequestSignal } from './call-signal.ts';
+import { ClientGone, RequestSignal } from './call-signal.ts';
 
 // Server-sent events written straight to the socket, each event flushed as it is produced.
 // The returned signal aborts when the client goes away, so the upstream call stops with it.
@@ -24,7 +24,7 @@ export function startSse(request: FastifyRequest, reply: FastifyReply): SseStrea
   raw.flushHeaders();
   request.raw.socket?.setNoDelay(true);
   raw.on('close', () => {
-    if (!raw.writableFinished) controller.abort(new Error('client disconnected'));
+    if (!raw.writableFinished) controller.abort(new ClientGone());
   });
   return {
     signal: controller.signal,
@@ -42,7 +42,7 @@ export function startSse(request: FastifyRequest, reply: FastifyReply): SseStrea
 export function clientGone(reply: FastifyReply): RequestSignal {
   const signal = new RequestSignal();
   reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) signal.abort(new Error('client disconnected'));
+    if (!reply.raw.writableFinished) signal.abort(new ClientGone());
   });
   return signal;
 }
