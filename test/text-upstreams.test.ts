@@ -156,6 +156,7 @@ describe(`an abandoned stream [${backendName}]`, () => {
       expect(Number(row!.cost)).toBeGreaterThan(0);
       for (let i = 0; i < 40 && second.cancelled === 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect(second.cancelled).toBe(1);
+      expect(logLines.find((line) => line.msg === 'client left during the stream')).toMatchObject({ level: 30 });
       expect(errorLines()).toEqual([]);
       const balance = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json();
       expect(balance.used_balance).toBeCloseTo(Number(row!.cost) / 1e6);
