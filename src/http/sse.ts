@@ -38,6 +38,12 @@ export function startSse(request: FastifyRequest, reply: FastifyReply): SseStrea
   };
 }
 
+/** How a stream that ended early is logged: a client that left is information, anything else a warning. */
+export function logStreamEnd(request: FastifyRequest, err: unknown): void {
+  if (err instanceof ClientGone) request.log.info({ reqId: request.id }, 'client left during the stream');
+  else request.log.warn({ err, reqId: request.id }, 'stream ended by an error');
+}
+
 /** A signal for a non-streamed call: aborts when the client closes the connection early. */
 export function clientGone(reply: FastifyReply): RequestSignal {
   const signal = new RequestSignal();

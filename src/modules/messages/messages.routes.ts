@@ -4,8 +4,7 @@ import type { AppContext } from '../../context.ts';
 import { keyGuard } from '../../http/auth.ts';
 import { badGateway, badRequest } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
-import { ClientGone } from '../../http/call-signal.ts';
-import { clientGone, startSse } from '../../http/sse.ts';
+import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
 import { generateText, streamText, type TextCall } from '../text/text.service.ts';
 import { promptTokens } from '../text/tokens.ts';
 import { fromMessages, messageId, messageResponse, streamEvents } from './messages.mapping.ts';
@@ -67,8 +66,7 @@ async function stream(ctx: AppContext, call: TextCall, id: string, request: Fast
       }
     }
   } catch (err) {
-    if (err instanceof ClientGone) request.log.info({ reqId: request.id }, 'client left during the stream');
-    else request.log.warn({ err, reqId: request.id }, 'stream ended by an error');
+    logStreamEnd(request, err);
     events.send({ type: 'error', error: { type: 'bad_gateway', message: 'The stream was interrupted' } }, 'error');
   } finally {
     events.end();

@@ -4,8 +4,7 @@ import type { AppContext } from '../../context.ts';
 import { keyGuard } from '../../http/auth.ts';
 import { notFound, serviceUnavailable } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
-import { ClientGone } from '../../http/call-signal.ts';
-import { clientGone, startSse } from '../../http/sse.ts';
+import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
 import { fromNative, nativeResponse } from './native.mapping.ts';
 import { NativeRequest, NativeResponse } from './native.schemas.ts';
 import { generateText, streamText, type TextCall } from './text.service.ts';
@@ -74,8 +73,7 @@ async function stream(ctx: AppContext, call: TextCall, request: Parameters<typeo
       events.send(chunk.type === 'delta' ? nativeResponse(call.request, chunk.text) : nativeResponse(call.request, '', chunk));
     }
   } catch (err) {
-    if (err instanceof ClientGone) request.log.info({ reqId: request.id }, 'client left during the stream');
-    else request.log.warn({ err, reqId: request.id }, 'stream ended by an error');
+    logStreamEnd(request, err);
     events.send({ error: { code: 500, message: 'The stream was interrupted', status: 'INTERNAL' } });
   } finally {
     events.end();
