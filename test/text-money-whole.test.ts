@@ -5,7 +5,7 @@ import { getUser } from '../src/modules/accounts/accounts.repo.ts';
 import { applyAllAtOnce } from '../src/modules/billing/ledger-at-once.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { InsufficientFunds } from '../src/modules/billing/ledger.ts';
-import { HoldAlreadySettled, type TextHold, type TextSettle } from '../src/modules/text/text-money-ops.ts';
+import { HoldAlreadySettled, type TextClose, type TextHold, type TextMoneyOp, type TextRelease, type TextSettle, type TextSpend } from '../src/modules/text/text-money-ops.ts';
 import { writeTextMoneyWhole } from '../src/modules/text/text-money-whole.ts';
 import { writeTextMoneyCarefully } from '../src/modules/text/text-money.ts';
 import { backendName, createTestApp, seedAccount, usingPostgres, type TestApp } from './harness.ts';
@@ -117,6 +117,49 @@ describe(`text money written whole [${backendName}]`, () => {
     expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 800_000, used: 200_000 });
     expect(await usageRows(a.user.id)).toHaveLength(2);
     expect(await openHolds(a.user.id)).toEqual([]);
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
+  // A float's ops, through the group commit (SQLite: whole; Postgres: the careful path, as the
+  // statement carries no float ops) and straight through the careful path: the same money.
+  const spend = (h: TextHold, cost: number): TextSpend => ({ kind: 'spend', callId: h.hold.call_id, cost, keyId: h.movement.keyId!, usage: settle(h, 0, cost).usage });
+  const release = (h: TextHold, amount: number): TextRelease => ({ kind: 'release', callId: h.hold.call_id, movement: { ...h.movement, amount } });
+  const close = (h: TextHold): TextClose => ({ kind: 'close', callId: h.hold.call_id, movement: { ...h.movement, amount: 0 } });
+  const viaGroupCommit = (ops: TextMoneyOp[]) => Promise.allSettled(ops.map((op) => t.ctx.textMoney.add(op)));
+  const viaCarefulPath = async (ops: TextMoneyOp[]) =>
+    (await t.ctx.db.transaction().execute((trx) => writeTextMoneyCarefully(trx, ops))).map((reason) => (reason ? { status: 'rejected', reason } : { status: 'fulfilled' }));
+
+  for (const [path, write] of [['the group commit', viaGroupCommit], ['the careful path', viaCarefulPath]] as const) {
+    it(`a float through ${path}: spends add up in the row, a release and the close give back the rest; a spend after the close is refused`, async () => {
+      const a = await seedAccount(t.ctx, 1, { quota: 0.8 });
+      const float = hold(a, 400_000, true);
+      await t.ctx.textMoney.add(float);
+      const first = await write([spend(float, 30_000), spend(float, 20_000), release(float, 100_000), spend(float, 50_000)]);
+      expect(first.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+      expect(await t.ctx.db.selectFrom('text_holds').select(['amount', 'spent']).where('call_id', '=', float.hold.call_id).executeTakeFirst()).toEqual({ amount: 300_000, spent: 100_000 });
+      // Spends move no money until the close: the float's hold and the release are all the ledger has.
+      expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 700_000, used: 300_000 });
+
+      const second = await write([spend(float, 5_000), close(float), spend(float, 7_000), release(float, 1)]);
+      expect(second.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'rejected']);
+      expect(second.slice(2).map((o) => (o as PromiseRejectedResult).reason)).toEqual([expect.any(HoldAlreadySettled), expect.any(HoldAlreadySettled)]);
+      expect(await openHolds(a.user.id)).toEqual([]);
+      expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 895_000, used: 105_000 });
+      expect(await getKey(t.ctx.db, a.keyId)).toMatchObject({ quota_remain: 695_000, quota_used: 105_000 });
+      expect((await ledgerRows(a.user.id)).map((r) => [r.kind, Number(r.balance_delta)])).toEqual([['hold', -400_000], ['refund', 100_000], ['refund', 195_000]]);
+      expect((await usageRows(a.user.id)).map((r) => Number(r.cost))).toEqual([30_000, 20_000, 50_000, 5_000]);
+      expect(await auditLedger(t.ctx.db)).toEqual([]);
+    });
+  }
+
+  it('a release never gives back more than the float has not spent', async () => {
+    const a = await seedAccount(t.ctx, 1);
+    const float = hold(a, 100_000);
+    await t.ctx.textMoney.add(float);
+    await t.ctx.textMoney.add(spend(float, 60_000));
+    await expect(t.ctx.textMoney.add(release(float, 40_001))).rejects.toBeInstanceOf(HoldAlreadySettled);
+    await t.ctx.textMoney.add(release(float, 40_000));
+    expect(await getUser(t.ctx.db, a.user.id)).toMatchObject({ balance: 940_000, used: 60_000 });
     expect(await auditLedger(t.ctx.db)).toEqual([]);
   });
 

@@ -23,8 +23,8 @@ interface Pending<Item> {
   resolve(): void;
   reject(error: unknown): void;
   committed: Promise<void>;
-  /** When it was queued with `addSoon` (nobody waits on it); 0 for `add`. */
-  soonSince: number;
+  /** For an item queued with `addSoon` (nobody waits on it): when it must be written by; 0 for `add`. */
+  dueAt: number;
 }
 
 /** How long an item queued with `addSoon` may wait for a batch to ride along with. */
@@ -72,21 +72,30 @@ export class GroupCommit<Item> {
    * the next batch, or alone after at most SOON_MS. One caller at a time then pays for one commit
    * per call instead of two (its settlement rides with the next call's hold).
    */
-  addSoon(item: Item): Promise<void> {
-    const committed = this.enqueue(item, performance.now());
-    if (this.running === 0 && !this.soonTimer) this.soonTimer = setTimeout(this.soonDue, SOON_MS);
+  addSoon(item: Item, withinMs = SOON_MS): Promise<void> {
+    const dueAt = performance.now() + withinMs;
+    const committed = this.enqueue(item, dueAt);
+    if (this.running === 0 && (!this.soonTimer || dueAt < this.timerDueAt)) this.armSoonTimer(dueAt);
     return committed;
   }
 
-  // One timer serves every item added soon: when it fires early for the oldest one still queued
-  // (the item it was set for rode with a batch), it waits for the rest of that one's time instead
-  // of writing a lone item every SOON_MS.
+  private timerDueAt = 0;
+
+  private armSoonTimer(dueAt: number): void {
+    clearTimeout(this.soonTimer);
+    this.timerDueAt = dueAt;
+    this.soonTimer = setTimeout(this.soonDue, Math.max(0, dueAt - performance.now()));
+  }
+
+  // One timer serves every item added soon: when it fires early for the first one still due
+  // (the item it was set for rode with a batch), it waits for that one's time instead of writing
+  // a lone item at every timer.
   private readonly soonDue = () => {
     this.soonTimer = undefined;
-    const oldest = this.queue.find((pending) => pending.soonSince > 0);
-    if (!oldest) return;
-    const waited = performance.now() - oldest.soonSince;
-    if (waited < SOON_MS) this.soonTimer = setTimeout(this.soonDue, SOON_MS - waited);
+    let first = Infinity;
+    for (const pending of this.queue) if (pending.dueAt > 0 && pending.dueAt < first) first = pending.dueAt;
+    if (first === Infinity) return;
+    if (first > performance.now()) this.armSoonTimer(first);
     else if (this.running < this.parallel) void this.drain();
   };
 
@@ -99,9 +108,9 @@ export class GroupCommit<Item> {
     await Promise.allSettled(waiting);
   }
 
-  private enqueue(item: Item, soonSince: number): Promise<void> {
+  private enqueue(item: Item, dueAt: number): Promise<void> {
     let pending!: Pending<Item>;
-    const committed = new Promise<void>((resolve, reject) => (pending = { item, resolve, reject, committed: undefined!, soonSince }));
+    const committed = new Promise<void>((resolve, reject) => (pending = { item, resolve, reject, committed: undefined!, dueAt }));
     pending.committed = committed;
     this.queue.push(pending);
     return committed;
@@ -126,7 +135,7 @@ export class GroupCommit<Item> {
         }
         const batch = this.queue.splice(0, this.maxBatch);
         // A settlement riding with one caller's hold does not make company.
-        this.lonely = batch.length > 1 && batch.filter((p) => p.soonSince === 0).length > 1 ? 0 : this.lonely + 1;
+        this.lonely = batch.length > 1 && batch.filter((p) => p.dueAt === 0).length > 1 ? 0 : this.lonely + 1;
         let failures: (Error | undefined)[];
         this.writing.add(batch);
         try {

@@ -188,6 +188,8 @@ export interface TextHoldsTable {
   endpoint: string;
   request_id: string;
   created_at: number;
+  /** What the calls settled from this hold cost (a float's; a single call's hold keeps 0). */
+  spent: Generated<number>;
 }
 
 /** Console sign-in of an account holder (the operator signs in with ADMIN_TOKEN instead). */

@@ -3,12 +3,23 @@ import type { TextHoldsTable, UsageTable } from '../../db/types.ts';
 import type { LedgerOp } from '../billing/ledger-batch.ts';
 import type { Movement } from '../billing/ledger-rows.ts';
 
-// What the text-money writers (text-money.ts, text-money-whole.ts) share: the two kinds of op and
-// the rows they write besides the ledger's.
+// What the text-money writers (text-money.ts, text-money-whole.ts) share: the kinds of op and the
+// rows they write besides the ledger's. A call's own hold is a hold and a settle; a call taken from
+// a process's float (text-floats.ts) is a spend, and the float itself a hold, releases and a close.
 
 export type TextHold = { kind: 'hold'; movement: Movement; hold: Insertable<TextHoldsTable> };
 export type TextSettle = { kind: 'settle'; movement: Movement; usage: Insertable<UsageTable>; callId: string };
-export type TextMoneyOp = TextHold | TextSettle;
+/** A call settled from a float: its cost is added to the float's `spent`; no ledger row until the float closes. */
+export type TextSpend = { kind: 'spend'; callId: string; cost: number; usage: Insertable<UsageTable>; keyId: string };
+/** Gives back `movement.amount` of a float's unspent money now; the float stays open, smaller. */
+export type TextRelease = { kind: 'release'; callId: string; movement: Movement };
+/** Closes a float: deletes its row and gives back what it did not spend (an amount only the row knows). */
+export type TextClose = { kind: 'close'; callId: string; movement: Movement };
+export type TextFloatOp = TextSpend | TextRelease | TextClose;
+export type TextMoneyOp = TextHold | TextSettle | TextFloatOp;
+
+/** The op as written: a close learns from the row how much it gives back. */
+export const withRefund = (op: TextClose, unspent: number): TextClose => ({ ...op, movement: { ...op.movement, amount: unspent } });
 
 /** A settlement that came after its hold had already been settled (and refunded) by the sweeper. */
 export class HoldAlreadySettled extends Error {
@@ -21,9 +32,14 @@ export const USAGE_COLUMNS = ['user_id', 'key_id', 'model', 'endpoint', 'request
 export const HOLD_COLUMNS = ['call_id', 'user_id', 'key_id', 'key_limited', 'amount', 'model', 'endpoint', 'request_id', 'created_at'] as const;
 
 export const settlesOf = (ops: TextMoneyOp[]) => ops.filter((op): op is TextSettle => op.kind === 'settle');
+export const usageOf = (ops: TextMoneyOp[]) => ops.flatMap((op) => (op.kind === 'settle' || op.kind === 'spend' ? [op.usage] : []));
+export const isFloatOp = (op: TextMoneyOp): op is TextFloatOp => op.kind === 'spend' || op.kind === 'release' || op.kind === 'close';
+export const keyIdOf = (op: TextMoneyOp) => (op.kind === 'spend' ? op.keyId : op.movement.keyId);
 export const holdsOf = (ops: TextMoneyOp[]) => ops.filter((op): op is TextHold => op.kind === 'hold');
 
-export const asLedgerOp = (op: TextMoneyOp): LedgerOp => (op.kind === 'hold' ? { op: 'debit', kind: 'hold', movement: op.movement } : { op: 'refund', movement: op.movement });
+/** The ledger movement of an op that went through (a spend has none: its float's hold already took the money). */
+export const asLedgerOp = (op: TextMoneyOp): LedgerOp[] =>
+  op.kind === 'hold' ? [{ op: 'debit', kind: 'hold', movement: op.movement }] : op.kind === 'spend' ? [] : [{ op: 'refund', movement: op.movement }];
 
 /**
  * Settlements of a call that an earlier op in the same batch already settles (the sweeper and the

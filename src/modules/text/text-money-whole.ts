@@ -5,7 +5,11 @@ import type { Database } from '../../db/types.ts';
 import { applyAllAtOnce } from '../billing/ledger-at-once.ts';
 import { ledgerRowsAllFound, ledgerMovementCtes } from '../billing/ledger-statement.ts';
 import { assertAmount } from '../billing/ledger-rows.ts';
-import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, holdsOf, repeatedSettles, settlesOf, USAGE_COLUMNS, type TextMoneyOp, type TextSettle } from './text-money-ops.ts';
+import type SQLite from 'better-sqlite3';
+import { WholeBatchRefused } from '../../db/group-commit.ts';
+import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, holdsOf, isFloatOp, repeatedSettles, settlesOf, USAGE_COLUMNS, usageOf, withRefund, type TextHold, type TextMoneyOp, type TextSettle } from './text-money-ops.ts';
+
+type Statement = (sql: string) => SQLite.Statement;
 
 // A batch of text holds and settlements written whole, or not at all (the group commit then takes
 // the careful path, op by op): on SQLite one synchronous transaction, on Postgres one statement
@@ -18,6 +22,54 @@ const insertSql = (table: string, columns: readonly string[]) => `insert into ${
 const USAGE_INSERT = insertSql('usage', USAGE_COLUMNS);
 const HOLD_INSERT = insertSql('text_holds', HOLD_COLUMNS);
 const TAKE_HOLD = 'delete from text_holds where call_id = ?';
+const SPEND = 'update text_holds set spent = spent + ? where call_id = ?';
+const RELEASE = 'update text_holds set amount = amount - ? where call_id = ? and amount - spent >= ?';
+const CLOSE = 'delete from text_holds where call_id = ? returning amount - spent as unspent';
+
+/**
+ * SQLite: each op's own row change, in order; per op, the op as it goes on (to the ledger and
+ * usage), or undefined when its hold was gone. Spends from one float are added up into one UPDATE,
+ * written before anything else touches that float's row, so the order still holds.
+ */
+function writeRows(statement: Statement, ops: TextMoneyOp[]): (TextMoneyOp | undefined)[] {
+  const written: (TextMoneyOp | undefined)[] = new Array(ops.length);
+  const spends = new Map<string, { cost: number; at: number[] }>();
+  const writeSpends = (callId: string) => {
+    const pending = spends.get(callId);
+    if (!pending) return;
+    spends.delete(callId);
+    const found = statement(SPEND).run(pending.cost, callId).changes === 1;
+    for (const i of pending.at) written[i] = found ? ops[i] : undefined;
+  };
+  ops.forEach((op, i) => {
+    if (op.kind === 'spend') {
+      const pending = spends.get(op.callId) ?? { cost: 0, at: [] };
+      pending.cost += op.cost;
+      pending.at.push(i);
+      spends.set(op.callId, pending);
+      return;
+    }
+    if (op.kind !== 'hold') writeSpends(op.callId);
+    written[i] = writeRowOf(statement, op);
+  });
+  for (const callId of [...spends.keys()]) writeSpends(callId);
+  return written;
+}
+
+function writeRowOf(statement: Statement, op: Exclude<TextMoneyOp, { kind: 'spend' }>): TextMoneyOp | undefined {
+  switch (op.kind) {
+    case 'hold':
+      return op;
+    case 'settle':
+      return statement(TAKE_HOLD).run(op.callId).changes === 1 ? op : undefined;
+    case 'release':
+      return statement(RELEASE).run(op.movement.amount, op.callId, op.movement.amount).changes === 1 ? op : undefined;
+    case 'close': {
+      const row = statement(CLOSE).get(op.callId) as { unspent: number } | undefined;
+      return row ? withRefund(op, Number(row.unspent)) : undefined;
+    }
+  }
+}
 
 const MOVEMENT_TYPES = ['text', 'text', 'text', 'int', 'bigint', 'text', 'text'];
 const MOVEMENT_COLUMNS = 'kind, user_id, key_id, key_limited, amount, ref, note';
@@ -47,8 +99,9 @@ holds_in as (
 )
 select ${ledgerRowsAllFound('movements')} as ok, array(select call_id from taken) as taken`;
 
-/** Per op: a settlement that did not take its call's open hold is refused; everything else went through. */
-const outcomes = (ops: TextMoneyOp[], tookHold: (op: TextSettle) => boolean) => ops.map((op) => (op.kind === 'settle' && !tookHold(op) ? new HoldAlreadySettled(op.callId) : undefined));
+/** Per op: one that did not find its open hold is refused; everything else went through. */
+const outcomes = (ops: TextMoneyOp[], foundHold: (op: TextMoneyOp, index: number) => boolean) =>
+  ops.map((op, i) => (op.kind !== 'hold' && !foundHold(op, i) ? new HoldAlreadySettled(op.callId) : undefined));
 
 type WriteWhole = (ops: TextMoneyOp[]) => Promise<(Error | undefined)[]>;
 
@@ -57,25 +110,24 @@ export function writeTextMoneyWhole(db: Kysely<Database>): WriteWhole | undefine
   if (atOnce) {
     return async (ops) =>
       atOnce((statement) => {
-        const take = statement(TAKE_HOLD);
         // In order: of two settlements of one call in a batch, the second finds the row gone.
-        const liveOps = ops.filter((op) => op.kind === 'hold' || take.run(op.callId).changes === 1);
-        const live = new Set(liveOps);
-        applyAllAtOnce(statement, liveOps.map(asLedgerOp));
+        const written = writeRows(statement, ops);
+        const live = written.filter((op): op is TextMoneyOp => op !== undefined);
+        applyAllAtOnce(statement, live.flatMap(asLedgerOp));
         const hold = statement(HOLD_INSERT);
+        for (const op of holdsOf(live)) hold.run(...HOLD_COLUMNS.map((column) => op.hold[column]));
         const usage = statement(USAGE_INSERT);
-        for (const op of liveOps) {
-          if (op.kind === 'hold') hold.run(...HOLD_COLUMNS.map((column) => op.hold[column]));
-          else usage.run(...USAGE_COLUMNS.map((column) => op.usage[column]));
-        }
-        return outcomes(ops, (op) => live.has(op));
+        for (const row of usageOf(live)) usage.run(...USAGE_COLUMNS.map((column) => row[column]));
+        return outcomes(ops, (_, i) => written[i] !== undefined);
       });
   }
   const run = namedStatementsOf(db);
   if (!run) return undefined;
   return async (all) => {
+    // The statement carries calls' own holds and settlements; a batch with a float's ops is written op by op.
+    if (all.some(isFloatOp)) throw new WholeBatchRefused(new Error('a float op in the batch'));
     const repeated = repeatedSettles(all);
-    const ops = repeated.size ? all.filter((op) => !repeated.has(op)) : all;
+    const ops = (repeated.size ? all.filter((op) => !repeated.has(op)) : all) as (TextHold | TextSettle)[];
     const m = ops.map((op) => op.movement);
     for (const x of m) assertAmount(x.amount);
     const movements = [
@@ -92,6 +144,6 @@ export function writeTextMoneyWhole(db: Kysely<Database>): WriteWhole | undefine
     const holds = HOLD_COLUMNS.map((column) => holdsOf(ops).map((op) => op.hold[column]));
     const rows = (await run('gateway_text_money_v2', TEXT_MONEY_STATEMENT, [...movements, ...usage, settles.map((op) => op.callId), ...holds, Date.now()])) as { taken: string[] }[];
     const taken = new Set(rows[0]?.taken ?? []);
-    return outcomes(all, (op) => taken.has(op.callId) && !repeated.has(op));
+    return outcomes(all, (op) => taken.has((op as TextSettle).callId) && !repeated.has(op));
   };
 }

@@ -3,7 +3,22 @@ import { GroupCommit } from '../../db/group-commit.ts';
 import { rowInserter } from '../../db/prepared.ts';
 import type { Database } from '../../db/types.ts';
 import { applyMany } from '../billing/ledger.ts';
-import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, holdsOf, repeatedSettles, settlesOf, USAGE_COLUMNS, type TextMoneyOp, type TextSettle } from './text-money-ops.ts';
+import {
+  asLedgerOp,
+  HOLD_COLUMNS,
+  HoldAlreadySettled,
+  holdsOf,
+  isFloatOp,
+  keyIdOf,
+  repeatedSettles,
+  settlesOf,
+  USAGE_COLUMNS,
+  usageOf,
+  withRefund,
+  type TextFloatOp,
+  type TextMoneyOp,
+  type TextSettle,
+} from './text-money-ops.ts';
 import { writeTextMoneyWhole } from './text-money-whole.ts';
 
 export type { TextMoneyOp } from './text-money-ops.ts';
@@ -24,20 +39,55 @@ async function takeOpenHolds(trx: Transaction<Database>, callIds: string[]): Pro
   return new Set(rows.map((r) => r.call_id));
 }
 
+/** A float's row change, in the batch's order; the op as it goes on, or undefined when the float was gone. */
+async function writeFloatRow(trx: Transaction<Database>, op: TextFloatOp): Promise<TextMoneyOp | undefined> {
+  const float = trx.updateTable('text_holds').where('call_id', '=', op.callId);
+  if (op.kind === 'spend') {
+    const done = await float.set((eb) => ({ spent: eb('spent', '+', op.cost) })).executeTakeFirst();
+    return done.numUpdatedRows === 1n ? op : undefined;
+  }
+  if (op.kind === 'release') {
+    const { amount } = op.movement;
+    const done = await float
+      .set((eb) => ({ amount: eb('amount', '-', amount) }))
+      .where((eb) => eb(eb('amount', '-', eb.ref('spent')), '>=', amount))
+      .executeTakeFirst();
+    return done.numUpdatedRows === 1n ? op : undefined;
+  }
+  const row = await trx
+    .deleteFrom('text_holds')
+    .where('call_id', '=', op.callId)
+    .returning((eb) => eb('amount', '-', eb.ref('spent')).as('unspent'))
+    .executeTakeFirst();
+  return row ? withRefund(op, Number(row.unspent)) : undefined;
+}
+
 /** The careful path: op by op in one transaction (also what decides each 402 when a batch is refused whole). */
 export async function writeTextMoneyCarefully(trx: Transaction<Database>, ops: TextMoneyOp[]): Promise<(Error | undefined)[]> {
   const repeated = repeatedSettles(ops);
   const open = await takeOpenHolds(trx, settlesOf(ops).map((op) => op.callId));
-  const live = ops.filter((op) => op.kind === 'hold' || (open.has(op.callId) && !repeated.has(op)));
-  // One pass over holds and settlements together, so every row is locked in the ledger's one order.
-  const failures = await applyMany(trx, live.map(asLedgerOp));
-  const outcome = new Map(live.map((op, i) => [op, failures[i]]));
-  await insertHolds(trx, holdsOf(live.filter((_, i) => !failures[i])).map((op) => op.hold));
-  await insertUsage(trx, settlesOf(live).map((op) => op.usage));
-  return ops.map((op) => (outcome.has(op) ? outcome.get(op) : new HoldAlreadySettled((op as TextSettle).callId)));
+  const written = new Map<TextMoneyOp, TextMoneyOp>();
+  for (const op of ops) {
+    if (op.kind === 'hold' || (op.kind === 'settle' && open.has(op.callId) && !repeated.has(op))) written.set(op, op);
+    else if (isFloatOp(op)) {
+      const went = await writeFloatRow(trx, op);
+      if (went) written.set(op, went);
+    }
+  }
+  const live = [...written.values()];
+  // One pass over every movement together, so every row is locked in the ledger's one order.
+  const moving = live.filter((op) => op.kind !== 'spend');
+  const failures = await applyMany(trx, moving.flatMap(asLedgerOp));
+  const failureOf = new Map<TextMoneyOp, Error | undefined>(moving.map((op, i) => [op, failures[i]]));
+  await insertHolds(trx, holdsOf(live.filter((op) => !failureOf.get(op))).map((op) => op.hold));
+  await insertUsage(trx, usageOf(live));
+  return ops.map((op) => {
+    const went = written.get(op);
+    return went ? failureOf.get(went) : new HoldAlreadySettled((op as TextSettle).callId);
+  });
 }
 
 export function textMoney(db: Kysely<Database>, parallel: number, committed: (keyIds: string[]) => void): GroupCommit<TextMoneyOp> {
-  const keysOf = (ops: TextMoneyOp[]) => committed(ops.map((op) => op.movement.keyId!).filter(Boolean));
+  const keysOf = (ops: TextMoneyOp[]) => committed(ops.map((op) => keyIdOf(op)!).filter(Boolean));
   return new GroupCommit(db, parallel, writeTextMoneyCarefully, keysOf, writeTextMoneyWhole(db));
 }
