@@ -36,6 +36,13 @@ export interface Config {
   upstreamTimeoutMs: number;
   /** A text call's hold still open after this long is one whose process died: it is given back. */
   textHoldMaxAgeMs: number;
+  /**
+   * Calls' worth of money each process holds at once per key and takes text calls' holds from
+   * (text/text-floats.ts); 0 = one durable hold per call. Default 32 on SQLite, 0 on Postgres.
+   */
+  textFloatCalls: number;
+  /** A float no call has used for this long is closed (its unspent money given back). */
+  textFloatIdleMs: number;
   /** `gateway serve` forks this many processes sharing the port (0 = one process, no fork). */
   cluster: number;
   /** Fastify's trustProxy: addresses of proxies whose X-Forwarded-For names the client (sign-in limits). */
@@ -182,6 +189,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     relayPollMs: int(env, 'RELAY_POLL_MS', 2000, 10, 600_000),
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 30_000, 100, 600_000),
     textHoldMaxAgeMs: int(env, 'TEXT_HOLD_MAX_AGE_S', 3600, 1, 7 * 86_400) * 1000,
+    textFloatCalls: int(env, 'TEXT_FLOAT_CALLS', databaseUrl.startsWith('sqlite:') ? 32 : 0, 0, 10_000),
+    textFloatIdleMs: int(env, 'TEXT_FLOAT_IDLE_MS', 2000, 10, 3_600_000),
     cluster: optional(env, 'CLUSTER') === 'auto' ? os.availableParallelism() : int(env, 'CLUSTER', 0, 0, 256),
     trustProxy: optional(env, 'TRUST_PROXY'),
     console: {

@@ -12,6 +12,7 @@ import { Metrics } from './lib/metrics.ts';
 import { SubmitBatcher } from './modules/tasks/submit-batcher.ts';
 import { QuotaSnapshots } from './modules/balance/quota-snapshots.ts';
 import type { GroupCommit } from './db/group-commit.ts';
+import { TextFloats } from './modules/text/text-floats.ts';
 import { textMoney, type TextMoneyOp } from './modules/text/text-money.ts';
 import { FileSigner, fileSigningSecret } from './blobs/signed-urls.ts';
 import { RenderCache } from './blobs/render-cache.ts';
@@ -42,6 +43,8 @@ export interface AppContext {
   quotas: QuotaSnapshots;
   /** Group commit for the holds and settlements of text calls. */
   textMoney: GroupCommit<TextMoneyOp>;
+  /** This process's floats: the durable holds text calls take their holds from in memory. */
+  textFloats: TextFloats;
   /** Group commit for task submits (see modules/tasks/submit-batcher.ts). */
   submits: SubmitBatcher;
   channels: ChannelRouter;
@@ -81,6 +84,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   if (options.listen !== false) await prices.start();
   const signer = new FileSigner(await fileSigningSecret(db, config.fileUrlSecret), config.publicBaseUrl);
   const providers = createProviders(config, signer, pricing);
+  const money = textMoney(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (keyIds) => quotas.changed(keyIds));
   const ctx: AppContext = {
     config,
     db,
@@ -93,7 +97,8 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     pricing,
     prices,
     quotas,
-    textMoney: textMoney(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (keyIds) => quotas.changed(keyIds)),
+    textMoney: money,
+    textFloats: new TextFloats({ db, textMoney: money, logger, config }),
     submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (tasks) =>
       quotas.changed(tasks.map((t) => t.key_id)),
     ),
@@ -112,7 +117,9 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
       subscriber?.disconnect();
       redis?.disconnect();
       await ctx.webhookDispatcher.close();
-      // Text settlements still queued (a call answered in the last milliseconds) are written first.
+      // Text settlements still queued (a call answered in the last milliseconds) are written first,
+      // then the floats give back what they did not spend.
+      await ctx.textFloats.stop();
       await ctx.textMoney.flush();
       await closeDb();
     },

@@ -11,6 +11,8 @@ import { waitUntil } from './support/receiver.ts';
 // mid-call nothing settles that hold; the sweeper gives it back once it is older than any call can
 // last (TEXT_HOLD_MAX_AGE_S), and a call that does finish after that is never refunded twice.
 
+// Each call holds alone here; text-floats.test.ts covers calls taken from a process's float.
+const ALONE = { TEXT_FLOAT_CALLS: '0' };
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
   await stopAllGateways();
@@ -24,11 +26,11 @@ const usageOf = (t: TestApp, userId: string) => t.ctx.db.selectFrom('usage').sel
 describe(`lost text holds [${backendName}]`, () => {
   it('a process SIGKILLed mid-call: the next process gives the whole hold back, with a usage row "lost"', async () => {
     const database = await freshDatabase();
-    const api = await createTestApp({ WORKERS: '0' }, database);
+    const api = await createTestApp({ WORKERS: '0', ...ALONE }, database);
     cleanups.push(() => database.drop(), () => api.close());
     const account = await seedAccount(api.ctx, 1);
 
-    const first = await startGateway({ ...database.env, WORKERS: '0' });
+    const first = await startGateway({ ...database.env, WORKERS: '0', ...ALONE });
     const call = request(`${first.url}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': account.key },
@@ -52,7 +54,7 @@ describe(`lost text holds [${backendName}]`, () => {
   }, 90_000);
 
   it('a call that outlives the age is settled as lost once; its own late settlement moves no money', async () => {
-    const t = await createTestApp({ WORKERS: '0', TEXT_HOLD_MAX_AGE_S: '1' });
+    const t = await createTestApp({ WORKERS: '0', TEXT_HOLD_MAX_AGE_S: '1', ...ALONE });
     cleanups.push(() => t.close());
     const account = await seedAccount(t.ctx, 1);
     const answer = t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: slowCall('still running [sim:delay=2.5]') });
@@ -69,7 +71,7 @@ describe(`lost text holds [${backendName}]`, () => {
   }, 30_000);
 
   it('a call that settles normally leaves no open hold for the sweeper', async () => {
-    const t = await createTestApp({ WORKERS: '0', TEXT_HOLD_MAX_AGE_S: '1' });
+    const t = await createTestApp({ WORKERS: '0', TEXT_HOLD_MAX_AGE_S: '1', ...ALONE });
     cleanups.push(() => t.close());
     const account = await seedAccount(t.ctx, 1);
     const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: slowCall('quick') });

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely } from 'kysely';
 import type { Database, User } from '../../db/types.ts';
 import { preparedQuery } from '../../db/prepared.ts';
 
@@ -24,14 +24,40 @@ export async function countUsers(db: Kysely<Database>): Promise<number> {
   return Number(row.n);
 }
 
+/**
+ * What open text holds of an account or key (by `column`) have taken and not spent, 0 when none;
+ * `limitedOnly` counts only holds on a limited key (the ones that took from its quota).
+ */
+export function unspentHeld(outer: ExpressionBuilder<Database, 'users'> | ExpressionBuilder<Database, 'api_keys'>, column: 'user_id' | 'key_id', id: string, limitedOnly = false): Expression<number> {
+  // Only text_holds is referenced: the outer table does not matter to the subquery.
+  const eb = outer as unknown as ExpressionBuilder<Database, 'text_holds'>;
+  let held = eb.selectFrom('text_holds').select((h) => h.fn.sum<number>(h('amount', '-', h.ref('spent'))).as('unspent')).where(column, '=', id);
+  if (limitedOnly) held = held.where('key_limited', '=', eb.lit(1));
+  return eb.fn.coalesce(held, eb.lit(0));
+}
+
 // The account's remaining and used quota are read separately, as SPEC 4.2 distinguishes their failures.
-const quotaOf = preparedQuery((db, id: string) => db.selectFrom('users').select('balance').where('id', '=', id));
-const usedOf = preparedQuery((db, id: string) => db.selectFrom('users').select('used').where('id', '=', id));
+// Both leave out what open text holds have taken and not spent (text/text-floats.ts): a caller
+// sees what calls cost, not a process's float.
+const quotaOf = preparedQuery((db, held: string, id: string) =>
+  db
+    .selectFrom('users')
+    .select((eb) => eb('balance', '+', unspentHeld(eb, 'user_id', held)).as('balance'))
+    .where('id', '=', id),
+);
+const usedOf = preparedQuery((db, held: string, id: string) =>
+  db
+    .selectFrom('users')
+    .select((eb) => eb('used', '-', unspentHeld(eb, 'user_id', held)).as('used'))
+    .where('id', '=', id),
+);
 
 export async function readUserQuota(db: Kysely<Database>, id: string): Promise<number | undefined> {
-  return (await quotaOf(db, id))[0]?.balance;
+  const row = (await quotaOf(db, id, id))[0];
+  return row && Number(row.balance);
 }
 
 export async function readUserUsedQuota(db: Kysely<Database>, id: string): Promise<number | undefined> {
-  return (await usedOf(db, id))[0]?.used;
+  const row = (await usedOf(db, id, id))[0];
+  return row && Number(row.used);
 }

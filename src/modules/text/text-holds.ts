@@ -1,19 +1,30 @@
 import type { AppContext } from '../../context.ts';
 import { settleOp } from './text-billing.ts';
-import { HoldAlreadySettled } from './text-money-ops.ts';
+import type { Selectable } from 'kysely';
+import type { TextHoldsTable } from '../../db/types.ts';
+import { FLOAT_ENDPOINT } from './text-floats.ts';
+import { HoldAlreadySettled, type TextClose } from './text-money-ops.ts';
 import { NOTHING_USED } from './text.types.ts';
 
 // A text call's hold stays open in `text_holds` until the call settles. When the process died
 // mid-call (SIGKILL, OOM, a lost machine), nothing would settle it: the caller would stay charged
 // the whole hold for an answer they never got. Holds older than any call can last are settled here
 // as `lost`: refunded in full, with a usage row. The settlement path decides who settles a hold
-// (whoever deletes its row), so a call that does finish late can never be refunded twice.
+// (whoever deletes its row), so a call that does finish late can never be refunded twice. A
+// process's float (text-floats.ts) is closed the same way: what its calls spent stays charged.
 
 const BATCH = 200;
 
+/** A float whose process died: its calls' spends stay charged (their usage rows are written), the rest goes back. */
+const closeOp = (row: Selectable<TextHoldsTable>): TextClose => ({
+  kind: 'close',
+  callId: row.call_id,
+  movement: { userId: row.user_id, keyId: row.key_id, keyLimited: row.key_limited === 1, amount: 0, ref: row.call_id, note: 'text float lost' },
+});
+
 export async function settleLostHolds(ctx: AppContext, now = Date.now()): Promise<number> {
   const rows = await ctx.db.selectFrom('text_holds').selectAll().where('created_at', '<', now - ctx.config.textHoldMaxAgeMs).orderBy('created_at').limit(BATCH).execute();
-  const outcomes = await Promise.allSettled(rows.map((row) => ctx.textMoney.add(settleOp(row, 0, NOTHING_USED, 'lost'))));
+  const outcomes = await Promise.allSettled(rows.map((row) => ctx.textMoney.add(row.endpoint === FLOAT_ENDPOINT ? closeOp(row) : settleOp(row, 0, NOTHING_USED, 'lost'))));
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected' && !(o.reason instanceof HoldAlreadySettled));
   if (failed) throw failed.reason;
   const settled = outcomes.filter((o) => o.status === 'fulfilled').length;
