@@ -285,12 +285,15 @@ export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?
   // Each migration runs in a transaction, so the loser rolls back; it then finds the work done.
   // On Postgres the migrator first reads the columns of every schema in the database; a column or
   // schema renamed or dropped elsewhere during that read fails it, before any migration has run.
+  // Retried for a while, not a number of times: under a schema changed in a tight loop (CI's
+  // migrations test, while other files start processes) ten tries within 4.5 s all failed once.
+  const giveUpAt = Date.now() + 30_000;
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     const retry = dialect === 'sqlite' || changedElsewhere(error);
-    if (!retry || attempt >= 10) throw error instanceof Error ? error : new Error(String(error));
-    await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    if (!retry || Date.now() >= giveUpAt) throw error instanceof Error ? error : new Error(String(error));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 100 * attempt) * (0.5 + Math.random())));
   }
 }
 
