@@ -3,7 +3,7 @@ import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { settleLostHolds } from '../src/modules/text/text-holds.ts';
 import { promptTokens } from '../src/modules/text/tokens.ts';
 import { toBalance } from '../src/lib/money.ts';
-import { backendName, createTestApp, freshDatabase, seedAccount, type TestApp } from './harness.ts';
+import { adminHeaders, backendName, createTestApp, freshDatabase, seedAccount, type TestApp } from './harness.ts';
 import { startGateway, stopAllGateways } from './support/gateway-process.ts';
 import { waitUntil } from './support/receiver.ts';
 
@@ -85,6 +85,38 @@ describe(`text floats [${backendName}]`, () => {
     await t.ctx.textFloats.closeAll();
     const key = await t.ctx.db.selectFrom('api_keys').select(['quota_remain', 'quota_used']).where('id', '=', a.keyId).executeTakeFirstOrThrow();
     expect([Number(key.quota_remain), Number(key.quota_used)]).toEqual([500_000 - cost, cost]);
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
+  it('the admin and console views show what calls cost while a float is open; a quota set is the quota shown', async () => {
+    const t = await app();
+    const a = await seedAccount(t.ctx, 1, { quota: 0.5 });
+    for (let i = 0; i < 3; i++) expect((await call(t, a, `viewed ${i}`)).statusCode).toBe(200);
+    await t.ctx.textMoney.flush();
+    const { cost } = await usageCost(t, a.user.id);
+    const [float] = await openHolds(t, a.user.id);
+    expect(float).toMatchObject({ endpoint: 'float' });
+    const money = (units: number) => toBalance(units, t.ctx.config);
+
+    const users = (await t.app.inject({ method: 'GET', url: '/admin/users?limit=1000', headers: adminHeaders })).json().data;
+    expect(users.find((u: { id: string }) => u.id === a.user.id)).toMatchObject({ balance: money(1_000_000 - cost), used: money(cost) });
+    const keys = (await t.app.inject({ method: 'GET', url: `/admin/keys?user_id=${a.user.id}`, headers: adminHeaders })).json().data;
+    expect(keys).toEqual([expect.objectContaining({ quota: money(500_000 - cost), quota_used: money(cost) })]);
+
+    const email = `${a.user.id.toLowerCase()}@example.com`;
+    await t.app.inject({ method: 'PUT', url: `/admin/users/${a.user.id}/console-credentials`, headers: adminHeaders, payload: { email, password: 'correct horse battery' } });
+    const session = await t.app.inject({ method: 'POST', url: '/console/api/session', payload: { email, password: 'correct horse battery' } });
+    const cookie = String(session.headers['set-cookie']).split(';')[0]!;
+    const page = (await t.app.inject({ method: 'GET', url: '/console/api/account', headers: { cookie } })).json();
+    expect(page).toMatchObject({ remain_balance: money(1_000_000 - cost), used_balance: money(cost) });
+
+    // The operator sets the quota the key shows; once the float closes, the column says the same.
+    const set = await t.app.inject({ method: 'PATCH', url: `/admin/keys/${a.keyId}`, headers: adminHeaders, payload: { quota: 0.3 } });
+    expect(set.json()).toMatchObject({ quota: 0.3 });
+    expect(await shown(t, a, '/v1/balance')).toMatchObject({ remain_balance: 0.3 });
+    await t.ctx.textFloats.closeAll();
+    const key = await t.ctx.db.selectFrom('api_keys').select('quota_remain').where('id', '=', a.keyId).executeTakeFirstOrThrow();
+    expect(Number(key.quota_remain)).toBe(300_000);
     expect(await auditLedger(t.ctx.db)).toEqual([]);
   });
 

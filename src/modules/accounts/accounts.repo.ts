@@ -36,6 +36,29 @@ export function unspentHeld(outer: ExpressionBuilder<Database, 'users'> | Expres
   return eb.fn.coalesce(held, eb.lit(0));
 }
 
+export interface OpenHolds {
+  /** Taken and not spent, by every open hold. */
+  unspent: number;
+  /** The part of it taken from a limited key's quota. */
+  limited: number;
+}
+export const NO_OPEN_HOLDS: OpenHolds = { unspent: 0, limited: 0 };
+
+/** What open text holds have taken and not spent, per account or key (by `column`); absent when none. */
+export async function openHoldsOf(db: Kysely<Database>, column: 'user_id' | 'key_id', ids: string[]): Promise<Map<string, OpenHolds>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('text_holds')
+    .select((eb) => {
+      const unspent = eb('amount', '-', eb.ref('spent'));
+      return [column, eb.fn.sum<number>(unspent).as('unspent'), eb.fn.sum<number>(eb.case().when('key_limited', '=', 1).then(unspent).else(0).end()).as('limited')];
+    })
+    .where(column, 'in', ids)
+    .groupBy(column)
+    .execute();
+  return new Map(rows.map((row) => [row[column] as string, { unspent: Number(row.unspent), limited: Number(row.limited) }]));
+}
+
 // The account's remaining and used quota are read separately, as SPEC 4.2 distinguishes their failures.
 // Both leave out what open text holds have taken and not spent (text/text-floats.ts): a caller
 // sees what calls cost, not a process's float.

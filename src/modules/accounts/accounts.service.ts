@@ -4,26 +4,30 @@ import { badRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { fromBalance, toBalance, toCredits } from '../../lib/money.ts';
 import { adjustKeyQuota, topUp } from '../billing/ledger.ts';
-import { getUser, insertUser, listUsers } from './accounts.repo.ts';
+import { getUser, insertUser, listUsers, NO_OPEN_HOLDS, openHoldsOf, type OpenHolds } from './accounts.repo.ts';
 import { generateKeySecret } from './key-secret.ts';
 import { getKey, insertKey, listKeys, updateKey } from './keys.repo.ts';
 
 type Ctx = Pick<AppContext, 'db' | 'config' | 'keyCache' | 'quotas'>;
 
-export function userView(ctx: Ctx, user: User) {
+// The views leave out what open text holds have not spent (a process's float, a call in flight), as
+// the balance routes do (SPEC 2.3): the numbers say what calls cost.
+export function userView(ctx: Ctx, user: User, held: OpenHolds = NO_OPEN_HOLDS) {
+  const balance = user.balance + held.unspent;
+  const used = user.used - held.unspent;
   return {
     id: user.id,
     name: user.name,
     status: user.status,
-    balance: toBalance(user.balance, ctx.config),
-    balance_credits: toCredits(user.balance, ctx.config),
-    used: toBalance(user.used, ctx.config),
-    used_credits: toCredits(user.used, ctx.config),
+    balance: toBalance(balance, ctx.config),
+    balance_credits: toCredits(balance, ctx.config),
+    used: toBalance(used, ctx.config),
+    used_credits: toCredits(used, ctx.config),
     created_at: Math.floor(user.created_at / 1000),
   };
 }
 
-export function keyView(ctx: Ctx, key: ApiKey) {
+export function keyView(ctx: Ctx, key: ApiKey, held: OpenHolds = NO_OPEN_HOLDS) {
   return {
     id: key.id,
     user_id: key.user_id,
@@ -31,8 +35,8 @@ export function keyView(ctx: Ctx, key: ApiKey) {
     prefix: key.key_prefix,
     status: key.status,
     unlimited: key.unlimited === 1,
-    quota: key.unlimited === 1 ? null : toBalance(key.quota_remain, ctx.config),
-    quota_used: toBalance(key.quota_used, ctx.config),
+    quota: key.unlimited === 1 ? null : toBalance(key.quota_remain + held.limited, ctx.config),
+    quota_used: toBalance(key.quota_used - held.unspent, ctx.config),
     rate_limit_rpm: key.rate_limit_rpm,
     created_at: Math.floor(key.created_at / 1000),
   };
@@ -60,11 +64,21 @@ export async function topUpUser(ctx: Ctx, userId: string, amount: number, note?:
   if (value === 0) throw badRequest('amount must be greater than 0');
   if (!(await getUser(ctx.db, userId))) throw notFound(`No user ${userId}`);
   await ctx.db.transaction().execute((trx) => topUp(trx, { userId, amount: value, note: note ?? 'top-up' }));
-  return userView(ctx, (await getUser(ctx.db, userId))!);
+  return (await userViews(ctx, [(await getUser(ctx.db, userId))!]))[0]!;
+}
+
+async function userViews(ctx: Ctx, users: User[]) {
+  const held = await openHoldsOf(ctx.db, 'user_id', users.map((u) => u.id));
+  return users.map((u) => userView(ctx, u, held.get(u.id)));
+}
+
+async function keyViews(ctx: Ctx, keys: ApiKey[]) {
+  const held = await openHoldsOf(ctx.db, 'key_id', keys.map((k) => k.id));
+  return keys.map((k) => keyView(ctx, k, held.get(k.id)));
 }
 
 export async function findUsers(ctx: Ctx, limit: number, after?: string) {
-  return (await listUsers(ctx.db, limit, after)).map((u) => userView(ctx, u));
+  return userViews(ctx, await listUsers(ctx.db, limit, after));
 }
 
 export interface NewKeyInput {
@@ -124,14 +138,17 @@ export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges) {
   await ctx.db.transaction().execute(async (trx) => {
     const { quota, ...columns } = changes;
     if (quota !== undefined) {
-      const delta = units(ctx, 'quota', quota) - key.quota_remain;
+      // The quota shown is what open holds have not spent plus the column: set that, and let the
+      // column go no lower than 0 (a hold bigger than the new quota gives its rest back on top).
+      const held = (await openHoldsOf(trx, 'key_id', [id])).get(id)?.limited ?? 0;
+      const delta = Math.max(units(ctx, 'quota', quota) - (key.quota_remain + held), -key.quota_remain);
       if (delta !== 0) await adjustKeyQuota(trx, { userId: key.user_id, keyId: id, delta, amount: 0, note: 'quota set' });
     }
     await updateKey(trx, id, columns);
   });
   await ctx.keyCache.announce(key.key_hash);
   ctx.quotas.changed([id]);
-  return keyView(ctx, (await getKey(ctx.db, id))!);
+  return (await keyViews(ctx, [(await getKey(ctx.db, id))!]))[0]!;
 }
 
 export async function deleteKey(ctx: Ctx, id: string) {
@@ -143,5 +160,5 @@ export async function deleteKey(ctx: Ctx, id: string) {
 }
 
 export async function findKeys(ctx: Ctx, userId: string) {
-  return (await listKeys(ctx.db, userId)).map((k) => keyView(ctx, k));
+  return keyViews(ctx, await listKeys(ctx.db, userId));
 }

@@ -7,7 +7,7 @@ import { notFound } from '../../http/errors.ts';
 import { ErrorResponses, IdParams } from '../../http/schemas.ts';
 import { toBalance, toCredits } from '../../lib/money.ts';
 import * as accounts from '../accounts/accounts.service.ts';
-import { getUser } from '../accounts/accounts.repo.ts';
+import { getUser, openHoldsOf } from '../accounts/accounts.repo.ts';
 import { getKey } from '../accounts/keys.repo.ts';
 import { Key, CreatedKey } from '../admin/admin.schemas.ts';
 import { getTask, listTasks } from '../tasks/tasks.repo.ts';
@@ -58,17 +58,19 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/console/api/account', { schema: doc('The signed-in account and its balance', { response: { 200: S.Account, ...ErrorResponses } }) },
       async (request) => {
         const id = userId(request);
-        const [user, credentials] = await Promise.all([getUser(ctx.db, id), findCredentialsByUser(ctx.db, id)]);
+        await ctx.textMoney.flush();
+        const [user, credentials, held] = await Promise.all([getUser(ctx.db, id), findCredentialsByUser(ctx.db, id), openHoldsOf(ctx.db, 'user_id', [id])]);
         if (!user) throw notFound('This account no longer exists');
-        // The numbers of GET /user/balance (SPEC 2.3), from the row already read.
+        // The numbers of GET /user/balance (SPEC 2.3): what open text holds have not spent is not used.
+        const unspent = held.get(id)?.unspent ?? 0;
         return {
           id: user.id,
           name: user.name,
           email: credentials?.email ?? null,
-          remain_balance: toBalance(user.balance, ctx.config),
-          remain_credits: toCredits(user.balance, ctx.config),
-          used_balance: toBalance(user.used, ctx.config),
-          used_credits: toCredits(user.used, ctx.config),
+          remain_balance: toBalance(user.balance + unspent, ctx.config),
+          remain_credits: toCredits(user.balance + unspent, ctx.config),
+          used_balance: toBalance(user.used - unspent, ctx.config),
+          used_credits: toCredits(user.used - unspent, ctx.config),
         };
       });
 
