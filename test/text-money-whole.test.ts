@@ -171,6 +171,22 @@ describe(`text money written whole [${backendName}]`, () => {
   });
 });
 
+describe.runIf(usingPostgres)('floats on the careful path in parallel [postgres]', () => {
+  it('two batches spending from the same two floats in opposite orders do not deadlock', async () => {
+    const a = await seedAccount(t.ctx, 1);
+    const [first, second] = [hold(a, 100_000), hold(a, 100_000)];
+    await t.ctx.textMoney.add(first);
+    await t.ctx.textMoney.add(second);
+    const spendOf = (h: TextHold): TextSpend => ({ kind: 'spend', callId: h.hold.call_id, cost: 1, keyId: a.keyId, usage: settle(h, 0, 1).usage });
+    const batch = (ops: TextMoneyOp[]) => t.ctx.db.transaction().execute((trx) => writeTextMoneyCarefully(trx, ops));
+    for (let round = 0; round < 10; round++) {
+      const outcomes = await Promise.all([batch([spendOf(first), spendOf(second)]), batch([spendOf(second), spendOf(first)])]);
+      expect(outcomes.flat()).toEqual([undefined, undefined, undefined, undefined]);
+    }
+    expect(await t.ctx.db.selectFrom('text_holds').select('spent').where('user_id', '=', a.user.id).execute()).toEqual([{ spent: 20 }, { spent: 20 }]);
+  });
+});
+
 describe.runIf(!usingPostgres)('the synchronous SQLite transaction [sqlite]', () => {
   it('will not run inside an open transaction on the write connection (it would become part of it)', async () => {
     const a = await seedAccount(t.ctx, 1);

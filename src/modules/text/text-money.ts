@@ -67,14 +67,15 @@ export async function writeTextMoneyCarefully(trx: Transaction<Database>, ops: T
   const repeated = repeatedSettles(ops);
   const open = await takeOpenHolds(trx, settlesOf(ops).map((op) => op.callId));
   const written = new Map<TextMoneyOp, TextMoneyOp>();
-  for (const op of ops) {
-    if (op.kind === 'hold' || (op.kind === 'settle' && open.has(op.callId) && !repeated.has(op))) written.set(op, op);
-    else if (isFloatOp(op)) {
-      const went = await writeFloatRow(trx, op);
-      if (went) written.set(op, went);
-    }
+  for (const op of ops) if (op.kind === 'hold' || (op.kind === 'settle' && open.has(op.callId) && !repeated.has(op))) written.set(op, op);
+  // Floats in one order (by id; one float's ops keep theirs): two batches in parallel on Postgres
+  // would otherwise lock two floats' rows in opposite orders and deadlock.
+  const floatOps = ops.filter(isFloatOp).sort((a, b) => (a.callId < b.callId ? -1 : a.callId > b.callId ? 1 : 0));
+  for (const op of floatOps) {
+    const went = await writeFloatRow(trx, op);
+    if (went) written.set(op, went);
   }
-  const live = [...written.values()];
+  const live = ops.flatMap((op) => (written.has(op) ? [written.get(op)!] : []));
   // One pass over every movement together, so every row is locked in the ledger's one order.
   const moving = live.filter((op) => op.kind !== 'spend');
   const failures = await applyMany(trx, moving.flatMap(asLedgerOp));
