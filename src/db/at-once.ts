@@ -11,7 +11,9 @@ import { sqliteWriterOf } from './index.ts';
  * Refuses to start while a Kysely transaction is open on that connection: better-sqlite3 would
  * otherwise nest it inside that transaction as a savepoint.
  */
-export type AtOnce = <T>(write: (statement: (sql: string) => SQLite.Statement) => T) => T;
+export type AtOnce = <T>(write: (statement: Statement) => T) => T;
+/** A statement of the write connection, prepared once per SQL text. */
+export type Statement = (sql: string) => SQLite.Statement;
 
 const made = new WeakMap<SQLite.Database, AtOnce>();
 

@@ -1,4 +1,4 @@
-import type SQLite from 'better-sqlite3';
+import type { Statement } from '../../db/at-once.ts';
 import { assertAmount, debitRow, refundRow, type LedgerRowValues } from './ledger-rows.ts';
 import type { LedgerOp } from './ledger-batch.ts';
 
@@ -8,7 +8,6 @@ import type { LedgerOp } from './ledger-batch.ts';
 // which decides movement by movement. Refunds and debits of one account net out exactly as the
 // careful path applies them (refunds first). The same ledger rows are written.
 
-type Statement = (sql: string) => SQLite.Statement;
 
 const ACCOUNT = 'update users set balance = balance - ?, used = used + ?, updated_at = ? where id = ?';
 const KEY = 'update api_keys set quota_used = quota_used + ?, quota_remain = quota_remain - ? where id = ?';

@@ -3,11 +3,12 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import type { Task } from '../../db/types.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound, serverError } from '../../http/errors.ts';
 import { ErrorResponses, IdParams } from '../../http/schemas.ts';
-import { toBalance, toCredits } from '../../lib/money.ts';
+import { toBalance } from '../../lib/money.ts';
 import * as accounts from '../accounts/accounts.service.ts';
-import { getUser, openHoldsOf } from '../accounts/accounts.repo.ts';
+import { getUser } from '../accounts/accounts.repo.ts';
+import { userBalance } from '../balance/balance.service.ts';
 import { getKey } from '../accounts/keys.repo.ts';
 import { Key, CreatedKey } from '../admin/admin.schemas.ts';
 import { getTask, listTasks } from '../tasks/tasks.repo.ts';
@@ -58,20 +59,13 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/console/api/account', { schema: doc('The signed-in account and its balance', { response: { 200: S.Account, ...ErrorResponses } }) },
       async (request) => {
         const id = userId(request);
-        await ctx.textMoney.flush();
-        const [user, credentials, held] = await Promise.all([getUser(ctx.db, id), findCredentialsByUser(ctx.db, id), openHoldsOf(ctx.db, 'user_id', [id])]);
+        const [user, credentials] = await Promise.all([getUser(ctx.db, id), findCredentialsByUser(ctx.db, id)]);
         if (!user) throw notFound('This account no longer exists');
-        // The numbers of GET /user/balance (SPEC 2.3): what open text holds have not spent is not used.
-        const unspent = held.get(id)?.unspent ?? 0;
-        return {
-          id: user.id,
-          name: user.name,
-          email: credentials?.email ?? null,
-          remain_balance: toBalance(user.balance + unspent, ctx.config),
-          remain_credits: toCredits(user.balance + unspent, ctx.config),
-          used_balance: toBalance(user.used - unspent, ctx.config),
-          used_credits: toCredits(user.used - unspent, ctx.config),
-        };
+        // The numbers of GET /user/balance (SPEC 2.3), from the same service.
+        const balance = await userBalance(ctx, id);
+        if (!balance.success) throw serverError(balance.message);
+        const { remain_balance, remain_credits, used_balance, used_credits } = balance;
+        return { id: user.id, name: user.name, email: credentials?.email ?? null, remain_balance, remain_credits, used_balance, used_credits };
       });
 
     app.get('/console/api/keys', { schema: doc("The account's keys", { response: { 200: Type.Object({ data: Type.Array(Key) }) } }) },

@@ -21,7 +21,8 @@ export type TextOutcome = 'ok' | 'failed' | 'aborted' | 'lost';
 /** A call's open hold, as its `text_holds` row: what the settlement (or the sweeper) gives back from. */
 export type HeldCall = Insertable<TextHoldsTable>;
 
-const movementOf = (hold: HeldCall, amount: number) => ({ userId: hold.user_id, keyId: hold.key_id, keyLimited: hold.key_limited === 1, amount, ref: hold.call_id });
+/** A ledger movement of a `text_holds` row (built whole: a spread that adds a key costs ~1 µs on Node 20). */
+export const movementOf = (hold: HeldCall, amount: number, note?: string) => ({ userId: hold.user_id, keyId: hold.key_id, keyLimited: hold.key_limited === 1, amount, ref: hold.call_id, note });
 
 /** A call's usage row (for the console and the per-call charges). */
 function usageRow(hold: HeldCall, cost: number, usage: TextUsage, status: TextOutcome): Insertable<UsageTable> {
@@ -41,9 +42,7 @@ function usageRow(hold: HeldCall, cost: number, usage: TextUsage, status: TextOu
 
 /** The settlement of a call that held alone: the unused part of its hold back, and its usage row. */
 export function settleOp(hold: HeldCall, cost: number, usage: TextUsage, status: TextOutcome): TextSettle {
-  // Built whole: `{ ...movement, note }` (a spread that adds a key) costs ~1 µs on Node 20.
-  const movement = { userId: hold.user_id, keyId: hold.key_id, keyLimited: hold.key_limited === 1, amount: hold.amount - cost, ref: hold.call_id, note: `text ${status}` };
-  return { kind: 'settle', callId: hold.call_id, movement, usage: usageRow(hold, cost, usage, status) };
+  return { kind: 'settle', callId: hold.call_id, movement: movementOf(hold, hold.amount - cost, `text ${status}`), usage: usageRow(hold, cost, usage, status) };
 }
 
 /** A call's money: its own hold, or its part of this process's float (the row is then never written). */

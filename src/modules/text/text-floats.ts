@@ -195,9 +195,13 @@ export class TextFloats {
 
   /** No new calls; closed once its last call settles. */
   private retire(float: TextFloat): void {
+    this.stopTaking(float);
+    if (float.calls === 0) void this.close(float);
+  }
+
+  private stopTaking(float: TextFloat): void {
     float.retiring = true;
     if (this.current.get(float.keyId) === float) this.current.delete(float.keyId);
-    if (float.calls === 0) void this.close(float);
   }
 
   private retireIdle(): void {
@@ -213,8 +217,7 @@ export class TextFloats {
 
   private async close(float: TextFloat): Promise<void> {
     if (!this.open.delete(float)) return;
-    float.retiring = true;
-    if (this.current.get(float.keyId) === float) this.current.delete(float.keyId);
+    this.stopTaking(float);
     await Promise.allSettled([...float.spends]);
     // The row knows what the calls spent; the close gives back the rest.
     await this.deps.textMoney.add({ kind: 'close', callId: float.id, movement: float.movement(0, 'text float closed') }).catch(this.logged(float, 'close'));

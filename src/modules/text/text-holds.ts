@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.ts';
-import { settleOp } from './text-billing.ts';
+import { movementOf, settleOp } from './text-billing.ts';
 import type { Selectable } from 'kysely';
 import type { TextHoldsTable } from '../../db/types.ts';
 import { FLOAT_ENDPOINT } from './text-floats.ts';
@@ -16,11 +16,7 @@ import { NOTHING_USED } from './text.types.ts';
 const BATCH = 200;
 
 /** A float whose process died: its calls' spends stay charged (their usage rows are written), the rest goes back. */
-const closeOp = (row: Selectable<TextHoldsTable>): TextClose => ({
-  kind: 'close',
-  callId: row.call_id,
-  movement: { userId: row.user_id, keyId: row.key_id, keyLimited: row.key_limited === 1, amount: 0, ref: row.call_id, note: 'text float lost' },
-});
+const closeOp = (row: Selectable<TextHoldsTable>): TextClose => ({ kind: 'close', callId: row.call_id, movement: movementOf(row, 0, 'text float lost') });
 
 export async function settleLostHolds(ctx: AppContext, now = Date.now()): Promise<number> {
   const rows = await ctx.db.selectFrom('text_holds').selectAll().where('created_at', '<', now - ctx.config.textHoldMaxAgeMs).orderBy('created_at').limit(BATCH).execute();

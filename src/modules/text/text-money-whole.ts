@@ -1,15 +1,12 @@
 import type { Kysely } from 'kysely';
-import { atOnceFor } from '../../db/at-once.ts';
+import { atOnceFor, type Statement } from '../../db/at-once.ts';
 import { namedStatementsOf } from '../../db/index.ts';
 import type { Database } from '../../db/types.ts';
 import { applyAllAtOnce } from '../billing/ledger-at-once.ts';
 import { ledgerRowsAllFound, ledgerMovementCtes } from '../billing/ledger-statement.ts';
 import { assertAmount } from '../billing/ledger-rows.ts';
-import type SQLite from 'better-sqlite3';
 import { WholeBatchRefused } from '../../db/group-commit.ts';
 import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, holdsOf, isFloatOp, repeatedSettles, settlesOf, USAGE_COLUMNS, usageOf, withRefund, type TextHold, type TextMoneyOp, type TextSettle } from './text-money-ops.ts';
-
-type Statement = (sql: string) => SQLite.Statement;
 
 // A batch of text holds and settlements written whole, or not at all (the group commit then takes
 // the careful path, op by op): on SQLite one synchronous transaction, on Postgres one statement
