@@ -75,5 +75,25 @@ describe(`group commit: items nobody waits on [${backendName}]`, () => {
     await commit.flush();
     expect(batches).toEqual([[1, 2]]);
   });
-});
 
+  it('a queued item (no promise) calls back once after its commit, and flush waits for it', async () => {
+    const { commit, batches } = recorder();
+    const calls: unknown[][] = [];
+    commit.queue(1, 50, (...args) => calls.push(args));
+    commit.queue(2, 50, (...args) => calls.push(args));
+    await commit.flush();
+    expect(batches).toEqual([[1, 2]]);
+    expect(calls).toEqual([[undefined], [undefined]]);
+  });
+
+  it('a queued item that cannot be written calls back with the reason', async () => {
+    const refused = new Error('Connection terminated unexpectedly');
+    const commit = new GroupCommit<number>(t.ctx.db, 1, async () => [], () => {}, async () => {
+      throw refused;
+    });
+    const reasons: unknown[] = [];
+    commit.queue(1, 1, (error) => reasons.push(error));
+    await commit.flush();
+    expect(reasons).toEqual([refused]);
+  });
+});

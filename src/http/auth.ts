@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler, preValidationHookHandler } from 'fastify';
 import type { AppContext } from '../context.ts';
 import type { CachedKey } from '../lib/key-cache.ts';
+import type { RateDecision } from '../lib/rate-limiter.ts';
 import { readSession } from '../modules/console/session-guard.ts';
 import { forbidden, rateLimited, unauthorized } from './errors.ts';
 
@@ -46,33 +47,71 @@ export interface KeyGuardOptions {
   allowDeleted?: boolean;
 }
 
-export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preValidationAsyncHookHandler {
-  return async function authenticate(request: FastifyRequest, reply: FastifyReply) {
-    const token = extractKey(request);
-    if (!token) {
-      const where = request.url.startsWith('/v1/messages') ? 'x-api-key: <key>' : 'Authorization: Bearer <key>';
-      throw unauthorized(`Missing API key: send the header ${where}`);
+/**
+ * Authenticates the key and applies its rate limit. A callback hook, not an async one: with the key
+ * cached and the limit counted in memory (nearly every request of one process) it answers at once,
+ * without the promises an async hook costs on every request; otherwise it waits for the database
+ * or Redis.
+ */
+export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preValidationHookHandler {
+  return function authenticate(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) {
+    // done runs the rest of the request: outside the try, so nothing after this hook lands in its catch.
+    let refused: Error | undefined;
+    try {
+      const token = extractKey(request);
+      if (!token) {
+        const where = request.url.startsWith('/v1/messages') ? 'x-api-key: <key>' : 'Authorization: Bearer <key>';
+        throw unauthorized(`Missing API key: send the header ${where}`);
+      }
+      const digest = keyDigest(token);
+      const key = ctx.keyCache.cached(digest.hex);
+      if (!key) {
+        ctx.keyCache
+          .lookup(digest.hex)
+          .then((found) => admitKey(ctx, options, found, digest.bytes, request, reply))
+          .then(() => done(), done);
+        return;
+      }
+      assertUsable(key, digest.bytes, options);
+      const decision = ctx.rateLimiter.hitNow?.(key.id, limitOf(ctx, key));
+      if (!decision) {
+        admitKey(ctx, options, key, digest.bytes, request, reply).then(() => done(), done);
+        return;
+      }
+      applyRateLimit(decision, reply);
+      request.apiKey = key;
+    } catch (err) {
+      refused = err as Error;
     }
-    const digest = keyDigest(token);
-    const key = ctx.keyCache.cached(digest.hex) ?? (await ctx.keyCache.lookup(digest.hex));
-    if (!key || !timingSafeEqual(key.hashBytes, digest.bytes)) throw unauthorized('Invalid API key');
-    if (key.status === 'disabled') throw unauthorized('This API key is disabled');
-    if (key.status === 'deleted' && !options.allowDeleted) throw unauthorized('This API key has been deleted');
-    await enforceRateLimit(ctx, key, reply, request);
-    request.apiKey = key;
+    done(refused);
   };
 }
 
-async function enforceRateLimit(ctx: AppContext, key: CachedKey, reply: FastifyReply, request: FastifyRequest) {
-  const limit = key.rate_limit_rpm ?? ctx.config.rateLimitRpm;
-  let decision;
+function assertUsable(key: CachedKey | undefined, digest: Buffer, options: KeyGuardOptions): asserts key is CachedKey {
+  if (!key || !timingSafeEqual(key.hashBytes, digest)) throw unauthorized('Invalid API key');
+  if (key.status === 'disabled') throw unauthorized('This API key is disabled');
+  if (key.status === 'deleted' && !options.allowDeleted) throw unauthorized('This API key has been deleted');
+}
+
+const limitOf = (ctx: AppContext, key: CachedKey) => key.rate_limit_rpm ?? ctx.config.rateLimitRpm;
+
+/** The path that waits: a key read from the database, or a limit counted in Redis. */
+async function admitKey(ctx: AppContext, options: KeyGuardOptions, key: CachedKey | undefined, digest: Buffer, request: FastifyRequest, reply: FastifyReply) {
+  assertUsable(key, digest, options);
+  let decision: RateDecision;
   try {
-    decision = ctx.rateLimiter.hitNow?.(key.id, limit) ?? (await ctx.rateLimiter.hit(key.id, limit));
+    decision = ctx.rateLimiter.hitNow?.(key.id, limitOf(ctx, key)) ?? (await ctx.rateLimiter.hit(key.id, limitOf(ctx, key)));
   } catch (err) {
     // A limiter outage must not take the paid API down with it: let the request through, loudly.
     request.log.warn({ err, reqId: request.id }, 'rate limiter unavailable; request allowed');
+    request.apiKey = key;
     return;
   }
+  applyRateLimit(decision, reply);
+  request.apiKey = key;
+}
+
+function applyRateLimit(decision: RateDecision, reply: FastifyReply) {
   const resetSeconds = Math.max(1, Math.ceil(decision.resetMs / 1000));
   reply.header('ratelimit-limit', decision.limit);
   reply.header('ratelimit-remaining', decision.remaining);

@@ -8,32 +8,33 @@ const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const pool = Buffer.alloc(4096);
 let offset = pool.length;
 
-function randomBytes10(): Buffer {
+// Ids made within one millisecond share their time part: it is encoded once per millisecond.
+let encodedMs = -1;
+let encodedTime = '';
+
+function encodeTime(ms: number): string {
+  if (ms === encodedMs) return encodedTime;
+  let out = '';
+  for (let i = 0, rest = ms; i < 10; i++) {
+    out = ALPHABET[rest % 32] + out;
+    rest = Math.floor(rest / 32);
+  }
+  encodedMs = ms;
+  encodedTime = out;
+  return out;
+}
+
+/** 80 random bits from the pool as 16 characters of 5 bits each (read in place: no Buffer per id). */
+function encodeRandom(): string {
   if (offset + 10 > pool.length) {
     randomFillSync(pool);
     offset = 0;
   }
-  const bytes = pool.subarray(offset, offset + 10);
-  offset += 10;
-  return bytes;
-}
-
-function encodeTime(ms: number): string {
-  let out = '';
-  for (let i = 0; i < 10; i++) {
-    out = ALPHABET[ms % 32] + out;
-    ms = Math.floor(ms / 32);
-  }
-  return out;
-}
-
-function encodeRandom(bytes: Buffer): string {
-  // 80 bits -> 16 characters of 5 bits each.
   let out = '';
   let buffer = 0;
   let bits = 0;
-  for (const byte of bytes) {
-    buffer = (buffer << 8) | byte;
+  for (const end = offset + 10; offset < end; offset++) {
+    buffer = (buffer << 8) | pool[offset]!;
     bits += 8;
     while (bits >= 5) {
       bits -= 5;
@@ -44,4 +45,4 @@ function encodeRandom(bytes: Buffer): string {
   return out;
 }
 
-export const newId = (prefix: string): string => `${prefix}_${encodeTime(Date.now())}${encodeRandom(randomBytes10())}`;
+export const newId = (prefix: string): string => `${prefix}_${encodeTime(Date.now())}${encodeRandom()}`;

@@ -21,19 +21,31 @@ export class ChannelRouter {
   constructor(private readonly db: Kysely<Database>) {}
 
   async all(): Promise<Channel[]> {
-    if (this.cached && Date.now() - this.cached.at < CACHE_MS) return this.cached.channels;
+    const fresh = this.fresh();
+    if (fresh) return fresh;
     const channels = await listChannels(this.db);
     this.cached = { at: Date.now(), channels };
     return channels;
+  }
+
+  private fresh(): Channel[] | undefined {
+    return this.cached && Date.now() - this.cached.at < CACHE_MS ? this.cached.channels : undefined;
   }
 
   invalidate(): void {
     this.cached = undefined;
   }
 
-  /** Enabled channels serving `model`, best first: highest priority, then weighted random order. */
-  async candidates(model: string): Promise<readonly Channel[]> {
-    const channels = await this.all();
+  /**
+   * Enabled channels serving `model`, best first: highest priority, then weighted random order.
+   * At once from the cached rows (every call but one a second): no promise on a text call's path.
+   */
+  candidates(model: string): readonly Channel[] | Promise<readonly Channel[]> {
+    const fresh = this.fresh();
+    return fresh ? this.ordered(fresh, model) : this.all().then((channels) => this.ordered(channels, model));
+  }
+
+  private ordered(channels: Channel[], model: string): readonly Channel[] {
     if (this.grouped?.channels !== channels) {
       this.grouped = { channels, byModel: new Map() };
       this.fixed = new Map();

@@ -4,10 +4,10 @@ import type { TextHoldsTable, UsageTable } from '../../db/types.ts';
 import { forbidden, paymentRequired } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { InsufficientFunds } from '../billing/ledger.ts';
-import { HoldAlreadySettled, type TextSettle } from './text-money-ops.ts';
+import { HoldAlreadySettled, type TextSettle, type TextSpend } from './text-money-ops.ts';
 import type { TextCall } from './text.service.ts';
 import type { TextUsage } from './text.types.ts';
-import type { TextFloat } from './text-floats.ts';
+import { TextFloat } from './text-floats.ts';
 import { promptTokens } from './tokens.ts';
 
 // Money for a synchronous call: hold the prompt plus the requested output before calling (402 if
@@ -51,12 +51,14 @@ export interface CallMoney {
   float?: TextFloat;
 }
 
-export async function holdForCall(ctx: AppContext, call: TextCall): Promise<CallMoney> {
+/** A call's money, at once when its hold comes from the key's float (no promise on that path). */
+export function holdForCall(ctx: AppContext, call: TextCall): CallMoney | Promise<CallMoney> {
   const { model } = call.request;
   if (!ctx.pricing.isPerToken(model)) throw forbidden(`Model ${model} has no price set; ask the operator`);
   const { key } = call;
   const hold: HeldCall = {
-    call_id: newId('txt'),
+    // A call taken from a float writes no row of its own: only a call that holds alone needs an id.
+    call_id: '',
     user_id: key.user_id,
     key_id: key.id,
     key_limited: key.unlimited !== 1 ? 1 : 0,
@@ -66,8 +68,15 @@ export async function holdForCall(ctx: AppContext, call: TextCall): Promise<Call
     request_id: call.requestId,
     created_at: Date.now(),
   };
-  const float = await ctx.textFloats.take(hold);
+  const float = ctx.textFloats.take(hold);
+  if (float instanceof TextFloat) return { hold, float };
+  return holdLater(ctx, call, hold, float);
+}
+
+async function holdLater(ctx: AppContext, call: TextCall, hold: HeldCall, taking: Promise<TextFloat | undefined> | undefined): Promise<CallMoney> {
+  const float = await taking;
   if (float) return { hold, float };
+  hold.call_id = newId('txt');
   try {
     await holdAlone(ctx, hold);
   } catch (err) {
@@ -93,16 +102,20 @@ const asPaymentRequired = (err: unknown, call: TextCall) =>
 export function settleCall(ctx: AppContext, call: TextCall, money: CallMoney, usage: TextUsage, status: TextOutcome): void {
   const { hold, float } = money;
   const cost = status === 'failed' ? 0 : Math.min(hold.amount, ctx.pricing.tokenUnits(call.request.model, usage.inputTokens, usage.outputTokens));
-  const failed = (err: unknown) => logSettleFailure(ctx, hold, err);
-  if (float) ctx.textFloats.spend(float, hold.amount, { kind: 'spend', callId: float.id, cost, usage: usageRow(hold, cost, usage, status), keyId: hold.key_id }, failed);
-  else ctx.textMoney.addSoon(settleOp(hold, cost, usage, status)).catch(failed);
+  if (float) {
+    const spend: TextSpend = { kind: 'spend', callId: float.id, cost, usage: usageRow(hold, cost, usage, status), keyId: hold.key_id };
+    ctx.textFloats.spend(float, hold.amount, spend, (err) => logSettleFailure(ctx, hold, float, err));
+  } else {
+    ctx.textMoney.addSoon(settleOp(hold, cost, usage, status)).catch((err) => logSettleFailure(ctx, hold, undefined, err));
+  }
 }
 
-function logSettleFailure(ctx: AppContext, hold: HeldCall, err: unknown): void {
+function logSettleFailure(ctx: AppContext, hold: HeldCall, float: TextFloat | undefined, err: unknown): void {
+  const ids = float ? { floatId: float.id, reqId: hold.request_id } : { callId: hold.call_id, reqId: hold.request_id };
   // Ran past the sweeper's age and was given back in full already: this call stays free.
   if (err instanceof HoldAlreadySettled) {
-    ctx.logger.warn({ callId: hold.call_id, reqId: hold.request_id }, 'text call settled after its hold was swept; not charged');
+    ctx.logger.warn(ids, 'text call settled after its hold was swept; not charged');
   } else {
-    ctx.logger.error({ err, callId: hold.call_id, reqId: hold.request_id }, 'text settlement failed; the sweeper gives the hold back');
+    ctx.logger.error({ err, ...ids }, 'text settlement failed; the sweeper gives the hold back');
   }
 }

@@ -43,7 +43,8 @@ export class TextFloat {
   retiring = false;
   lastUsed: number;
   /** Spends queued and not yet committed: a close waits for them, so it counts every one. */
-  readonly spends = new Set<Promise<void>>();
+  unsettledSpends = 0;
+  private allSettled?: () => void;
 
   constructor(
     readonly id: string,
@@ -58,6 +59,22 @@ export class TextFloat {
 
   get free(): number {
     return this.amount - this.spent - this.reserved;
+  }
+
+  spendSettled(): void {
+    if (--this.unsettledSpends === 0) this.allSettled?.();
+  }
+
+  /** Resolves once every spend queued so far has committed or failed. */
+  spendsSettled(): Promise<void> {
+    if (this.unsettledSpends === 0) return Promise.resolve();
+    const before = this.allSettled;
+    return new Promise((resolve) => {
+      this.allSettled = () => {
+        before?.();
+        resolve();
+      };
+    });
   }
 
   movement(amount: number, note: string) {
@@ -94,8 +111,12 @@ export class TextFloats {
     this.timer = setInterval(() => this.retireIdle(), every).unref();
   }
 
-  /** Takes a call's hold from this process's float for its key; undefined = the call holds alone. */
-  async take(hold: HeldCall): Promise<TextFloat | undefined> {
+  /**
+   * Takes a call's hold from this process's float for its key; undefined = the call holds alone.
+   * Synchronous while the key's float has room (nearly every call): a promise only when a float
+   * must be opened.
+   */
+  take(hold: HeldCall): TextFloat | undefined | Promise<TextFloat | undefined> {
     if (this.deps.config.textFloatCalls === 0) return undefined;
     const current = this.current.get(hold.key_id);
     if (current && this.fits(current, hold.amount)) return this.reserve(current, hold.amount);
@@ -105,6 +126,10 @@ export class TextFloats {
       this.retire(current);
     }
     if ((this.noFloatUntil.get(hold.key_id) ?? 0) > Date.now()) return undefined;
+    return this.takeFromNew(hold);
+  }
+
+  private async takeFromNew(hold: HeldCall): Promise<TextFloat | undefined> {
     let opening = this.opening.get(hold.key_id);
     if (!opening) {
       opening = this.openFloat(hold).finally(() => this.opening.delete(hold.key_id));
@@ -119,9 +144,12 @@ export class TextFloats {
     float.reserved -= held;
     float.spent += op.cost;
     float.calls--;
-    const committed = this.deps.textMoney.addSoon(op, SPEND_WITHIN_MS).catch(onError);
-    float.spends.add(committed);
-    void committed.finally(() => float.spends.delete(committed));
+    float.unsettledSpends++;
+    // A callback, not a promise: a promise with its .catch and .finally was measurable per call.
+    this.deps.textMoney.queue(op, SPEND_WITHIN_MS, (err) => {
+      float.spendSettled();
+      if (err !== undefined) onError(err);
+    });
     if (float.retiring && float.calls === 0) void this.close(float);
   }
 
@@ -218,7 +246,7 @@ export class TextFloats {
   private async close(float: TextFloat): Promise<void> {
     if (!this.open.delete(float)) return;
     this.stopTaking(float);
-    await Promise.allSettled([...float.spends]);
+    await float.spendsSettled();
     // The row knows what the calls spent; the close gives back the rest.
     await this.deps.textMoney.add({ kind: 'close', callId: float.id, movement: float.movement(0, 'text float closed') }).catch(this.logged(float, 'close'));
   }

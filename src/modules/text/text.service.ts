@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import { notFound, type ApiError } from '../../http/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
+import type { Channel } from '../../db/types.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import { holdForCall, settleCall, type TextOutcome } from './text-billing.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from './text.types.ts';
@@ -23,10 +24,15 @@ interface Route {
 }
 
 /** The channels that serve the model, best first; a model no channel serves is a 404. */
-async function routes(ctx: AppContext, call: TextCall): Promise<Route[]> {
+function routes(ctx: AppContext, call: TextCall): Route[] | Promise<Route[]> {
+  const channels = ctx.channels.candidates(call.request.model);
+  return Array.isArray(channels) ? routesOver(ctx, call, channels) : (channels as Promise<readonly Channel[]>).then((found) => routesOver(ctx, call, found));
+}
+
+function routesOver(ctx: AppContext, call: TextCall, channels: readonly Channel[]): Route[] {
   const out: Route[] = [];
   const { model } = call.request;
-  for (const channel of await ctx.channels.candidates(model)) {
+  for (const channel of channels) {
     const provider = ctx.textProviderFor(channel);
     if (!provider) continue;
     const upstream = upstreamModel(channel, model);
