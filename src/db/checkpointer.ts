@@ -12,9 +12,14 @@ import { Worker } from 'node:worker_threads';
  * synced nearly all of it, so that checkpoint is small. It gives up (busy) while the thread's
  * checkpoint runs and tries again after its next commit, so the WAL can pass its usual ~1,000
  * pages: measured up to ~15 MB with three writers on two busy cores (test/checkpointer.test.ts).
- * The thread spaces its checkpoints to about 300 new frames each (every 5-50 ms): each costs two
- * fsyncs, and a page written by many commits is copied once per checkpoint (with queued text
- * settlements, a lone caller's text call went from ~0.8 fsyncs and ~37 pwrites to ~0.1 and ~21).
+ * The thread spaces its checkpoints to up to 2,000 new frames each (every 100-400 ms): each costs
+ * two fsyncs, a page written by many commits is copied once per checkpoint, and every checkpoint
+ * that catches up lets the writer start the WAL over, which syncs the WAL's header on the event
+ * loop (~1 ms here). Under the text bench, checkpoints every 5-50 ms (~300 frames) meant ~36
+ * checkpoints a second and ~30 of those syncs on the event loop; at 100-400 ms, ~5 and ~2, and a
+ * text call took ~6% less CPU (bench/README.md, "Session 8"). The price: with synchronous=NORMAL
+ * the WAL is synced at checkpoints, so a power loss (not a crash of the process) can lose up to
+ * ~400 ms of commits instead of ~50 ms.
  * An idea not taken: having the thread pause near 1,000 pages to leave the writer room made the
  * writer do the copying (and its fsyncs) again, and its stalls came back.
  */
@@ -33,7 +38,7 @@ function checkpoint() {
     // Quiet when nothing was added to the WAL since the last look and all of it is copied.
     writing = result.log !== last.log || result.checkpointed < result.log;
     // Each checkpoint pays two fsyncs, and a page written many times is copied once per checkpoint:
-    // aim for a few hundred new frames per checkpoint, well before the writer's own at 1,000.
+    // aim for a few thousand new frames per checkpoint (see startCheckpointer).
     const added = result.log >= last.log ? result.log - last.log : result.log;
     if (added < workerData.targetFrames / 2) interval = Math.min(workerData.maxMs, interval * 2);
     else if (added > workerData.targetFrames) interval = Math.max(workerData.minMs, interval / 2);
@@ -52,8 +57,8 @@ export interface Checkpointer {
 
 export function startCheckpointer(file: string): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  // Every 5-50 ms while the WAL takes writes (about 300 new frames each time), every 100 ms once it is quiet.
-  const workerData = { driver, file, minMs: 5, maxMs: 50, targetFrames: 300, idleMs: 100 };
+  // Every 100-400 ms while the WAL takes writes (up to ~2,000 new frames each time), every 100 ms once it is quiet.
+  const workerData = { driver, file, minMs: 100, maxMs: 400, targetFrames: 2000, idleMs: 100 };
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
   worker.unref();
   // A checkpointer that fails leaves the write connection's own checkpoints, as before it existed.
