@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { ADMIN, json, pinSelf, ROOT, startServer, tempSqlite } from './lib.ts';
+
+// A/B of two gateway builds' CPU per text call, for changes of a few percent. This VM's speed drifts
+// by a half within minutes, so two builds measured one after the other differ by more than most
+// changes do. Here both run at the same time on the same core (core 0, with the upstream), each
+// loaded by 25 connections from core 1: both see the same machine, and each one's CPU time per call
+// (from /proc, every thread of the process) is compared within the same seconds. Fresh processes
+// per pair, since one process can run a few percent off another of the same build all along.
+//
+//   git worktree add ../gw-base <commit> && ln -s "$PWD/node_modules" ../gw-base/node_modules
+//   BASELINE=../gw-base npx tsx bench/ab-cpu.ts
+//
+// BASELINE: the other checkout (default: this one, an A/A run that shows the noise); A_ENV / B_ENV:
+// extra environment for the baseline / this checkout ("KEY=value,KEY=value"); AB_PAIRS (3),
+// AB_ROUNDS per pair (4), AB_SECONDS per round (3).
+pinSelf();
+const PAIRS = Number(process.env.AB_PAIRS ?? 3);
+const ROUNDS = Number(process.env.AB_ROUNDS ?? 4);
+const SECONDS = Number(process.env.AB_SECONDS ?? 3);
+const body = JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
+const envOf = (spec = '') => Object.fromEntries(spec.split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
+const sides = [
+  { name: 'baseline', entry: path.resolve(process.env.BASELINE ?? ROOT, 'src/main.ts'), env: envOf(process.env.A_ENV) },
+  { name: 'this checkout', entry: path.join(ROOT, 'src/main.ts'), env: envOf(process.env.B_ENV) },
+];
+
+/** utime + stime of every thread of the process, in clock ticks (1/100 s). */
+function cpuTicks(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+const upstream = await startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages');
+
+/** A gateway whose only route for the model is a messages channel to the upstream; auth, rate limit and billing on. */
+async function gateway(entry: string, env: Record<string, string>) {
+  const server = await startServer(entry, { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0', ...env });
+  const admin = { authorization: `Bearer ${ADMIN}` };
+  const simulator = (await json('GET', `${server.url}/admin/channels`, admin)).data.find((c: { type: string }) => c.type === 'simulator');
+  await fetch(`${server.url}/admin/channels/${simulator.id}`, { method: 'PATCH', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ models: simulator.models.filter((m: string) => m !== 'chatgen-4-haiku') }) });
+  await json('POST', `${server.url}/admin/channels`, admin, { name: 'bench-upstream', type: 'messages', base_url: upstream.url, secret: 'upstream-key', models: ['chatgen-4-haiku'] });
+  const user = await json('POST', `${server.url}/admin/users`, admin, { name: 'bench', balance: 1_000_000 });
+  const key = (await json('POST', `${server.url}/admin/keys`, admin, { user_id: user.id, unlimited: true, rate_limit_rpm: 10_000_000 })).key;
+  return { ...server, headers: { 'content-type': 'application/json', 'x-api-key': key } };
+}
+
+type Gateway = Awaited<ReturnType<typeof gateway>>;
+
+/** Loads both at once; CPU microseconds per call of each. */
+async function loadBoth(both: Gateway[], seconds: number): Promise<number[]> {
+  const before = both.map((g) => cpuTicks(g.child.pid!));
+  const results = await Promise.all(both.map((g) => autocannon({ url: `${g.url}/v1/messages`, method: 'POST', headers: g.headers, body, connections: 25, duration: seconds })));
+  return both.map((g, i) => ((cpuTicks(g.child.pid!) - before[i]!) * 10_000) / Math.max(1, results[i]!.requests.total - results[i]!.non2xx));
+}
+
+const ratios: number[] = [];
+for (let pair = 0; pair < PAIRS; pair++) {
+  const both = [await gateway(sides[0]!.entry, sides[0]!.env), await gateway(sides[1]!.entry, sides[1]!.env)];
+  // Warm-up: three loads, as in text.ts (V8 recompiles the socket paths after connections close).
+  for (let i = 0; i < 3; i++) await loadBoth(both, 2);
+  for (let round = 0; round < ROUNDS; round++) {
+    const [a, b] = (await loadBoth(both, SECONDS)) as [number, number];
+    ratios.push(b / a);
+    console.error(`pair ${pair + 1} round ${round + 1}: baseline ${a.toFixed(0)} µs, this checkout ${b.toFixed(0)} µs per call; ratio ${(b / a).toFixed(3)}`);
+  }
+  for (const g of both) g.child.kill('SIGKILL');
+}
+const sorted = [...ratios].sort((x, y) => x - y);
+console.log(`CPU per call, this checkout / baseline: median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(3)} over ${ratios.length} rounds (${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}); below 1 is cheaper`);
+process.exit(0);
