@@ -14,14 +14,15 @@ import { ADMIN, json, pinSelf, ROOT, startServer, tempSqlite } from './lib.ts';
 //   BASELINE=../gw-base npx tsx bench/ab-cpu.ts
 //
 // BASELINE: the other checkout (default: this one, an A/A run that shows the noise); A_ENV / B_ENV:
-// extra environment for the baseline / this checkout ("KEY=value,KEY=value"); AB_PAIRS (3),
+// extra environment for the baseline / this checkout ("KEY=value,KEY=value"; NODE_ARGS=--flag=value
+// passes flags to node); AB_PAIRS (3),
 // AB_ROUNDS per pair (4), AB_SECONDS per round (3).
 pinSelf();
 const PAIRS = Number(process.env.AB_PAIRS ?? 3);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 4);
 const SECONDS = Number(process.env.AB_SECONDS ?? 3);
 const body = JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
-const envOf = (spec = '') => Object.fromEntries(spec.split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
+const envOf = (spec = '') => Object.fromEntries(spec.split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const sides = [
   { name: 'baseline', entry: path.resolve(process.env.BASELINE ?? ROOT, 'src/main.ts'), env: envOf(process.env.A_ENV) },
   { name: 'this checkout', entry: path.join(ROOT, 'src/main.ts'), env: envOf(process.env.B_ENV) },
