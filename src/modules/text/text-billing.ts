@@ -7,7 +7,7 @@ import { InsufficientFunds } from '../billing/ledger.ts';
 import { HoldAlreadySettled, type TextSettle, type TextSpend } from './text-money-ops.ts';
 import type { TextCall } from './text.service.ts';
 import type { TextUsage } from './text.types.ts';
-import { TextFloat } from './text-floats.ts';
+import { TextFloat } from './text-float.ts';
 import { promptTokens } from './tokens.ts';
 
 // Money for a synchronous call: hold the prompt plus the requested output before calling (402 if

@@ -7,6 +7,7 @@ import { readFloatRoom } from '../accounts/keys.repo.ts';
 import { InsufficientFunds } from '../billing/ledger.ts';
 import type { HeldCall } from './text-billing.ts';
 import { HoldAlreadySettled, type TextMoneyOp, type TextSpend } from './text-money-ops.ts';
+import { TextFloat } from './text-float.ts';
 
 // A durable hold per call costs a commit before the upstream is even asked (measured: 157-217 µs
 // of a ~0.65 ms call on the sequential probe). So each process holds a float per key: one
@@ -35,52 +36,6 @@ const SHORT_LIFE_MS = 1000;
 const MAX_GROWTH = 64;
 /** After a float could not be taken (too little money), calls of that key hold alone for this long. */
 const NO_FLOAT_MS = 1000;
-
-export class TextFloat {
-  spent = 0;
-  reserved = 0;
-  calls = 0;
-  retiring = false;
-  lastUsed: number;
-  /** Spends queued and not yet committed: a close waits for them, so it counts every one. */
-  unsettledSpends = 0;
-  private allSettled?: () => void;
-
-  constructor(
-    readonly id: string,
-    readonly userId: string,
-    readonly keyId: string,
-    readonly keyLimited: boolean,
-    public amount: number,
-    readonly openedAt: number,
-  ) {
-    this.lastUsed = openedAt;
-  }
-
-  get free(): number {
-    return this.amount - this.spent - this.reserved;
-  }
-
-  spendSettled(): void {
-    if (--this.unsettledSpends === 0) this.allSettled?.();
-  }
-
-  /** Resolves once every spend queued so far has committed or failed. */
-  spendsSettled(): Promise<void> {
-    if (this.unsettledSpends === 0) return Promise.resolve();
-    const before = this.allSettled;
-    return new Promise((resolve) => {
-      this.allSettled = () => {
-        before?.();
-        resolve();
-      };
-    });
-  }
-
-  movement(amount: number, note: string) {
-    return { userId: this.userId, keyId: this.keyId, keyLimited: this.keyLimited, amount, ref: this.id, note };
-  }
-}
 
 interface FloatDeps {
   db: Kysely<Database>;
