@@ -86,6 +86,18 @@ describe(`group commit: items nobody waits on [${backendName}]`, () => {
     expect(calls).toEqual([[undefined], [undefined]]);
   });
 
+  it('a queued callback that throws does not keep the rest of its batch from being told', async () => {
+    const { commit, batches } = recorder();
+    const told: number[] = [];
+    commit.queue(1, 50, () => {
+      throw new Error('a caller bug');
+    });
+    commit.queue(2, 50, () => told.push(2));
+    await commit.flush();
+    expect(batches).toEqual([[1, 2]]);
+    expect(told).toEqual([2]);
+  });
+
   it('a queued item that cannot be written calls back with the reason', async () => {
     const refused = new Error('Connection terminated unexpectedly');
     const commit = new GroupCommit<number>(t.ctx.db, 1, async () => [], () => {}, async () => {

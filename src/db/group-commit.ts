@@ -146,13 +146,13 @@ export class GroupCommit<Item> {
         try {
           failures = await this.writeBatch(batch.map((p) => p.item));
         } catch (error) {
-          for (const pending of batch) pending.settle(error);
+          for (const pending of batch) settleSafely(pending, error);
           continue;
         } finally {
           this.writing.delete(batch);
         }
         this.committed(batch.filter((_, i) => !failures[i]).map((p) => p.item));
-        batch.forEach((pending, i) => pending.settle(failures[i]));
+        batch.forEach((pending, i) => settleSafely(pending, failures[i]));
       }
     } finally {
       this.running--;
@@ -172,6 +172,15 @@ export class GroupCommit<Item> {
   }
 }
 
+/** A `queue` callback that throws must not keep the rest of its batch from being told. */
+function settleSafely<Item>(pending: Pending<Item>, error: unknown): void {
+  try {
+    pending.settle(error);
+  } catch {
+    // the caller's own callback failed; its item's outcome stands
+  }
+}
+
 const settler = (resolve: () => void, reject: (error: unknown) => void) => (error?: unknown) => (error === undefined ? resolve() : reject(error));
 
 /** A promise that settles (never rejects) with the item; made on demand, as only `flush` needs one. */
@@ -180,8 +189,11 @@ function settledOf<Item>(pending: Pending<Item>): Promise<void> {
     const settle = pending.settle;
     pending.settled = new Promise((done) => {
       pending.settle = (error) => {
-        settle(error);
-        done();
+        try {
+          settle(error);
+        } finally {
+          done();
+        }
       };
     });
   }
