@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { ADMIN, json, pinSelf, ROOT, startServer, tempSqlite } from './lib.ts';
+import { ADMIN, benchKey, pinSelf, ROOT, routeHaikuTo, startServer, tempSqlite } from './lib.ts';
 
 // A/B of two gateway builds' CPU per text call, for changes of a few percent. This VM's speed drifts
 // by a half within minutes, so two builds measured one after the other differ by more than most
@@ -39,12 +39,8 @@ const upstream = await startServer('bench/fake-messages-upstream.ts', {}, '/v1/m
 /** A gateway whose only route for the model is a messages channel to the upstream; auth, rate limit and billing on. */
 async function gateway(entry: string, env: Record<string, string>) {
   const server = await startServer(entry, { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0', ...env });
-  const admin = { authorization: `Bearer ${ADMIN}` };
-  const simulator = (await json('GET', `${server.url}/admin/channels`, admin)).data.find((c: { type: string }) => c.type === 'simulator');
-  await fetch(`${server.url}/admin/channels/${simulator.id}`, { method: 'PATCH', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ models: simulator.models.filter((m: string) => m !== 'chatgen-4-haiku') }) });
-  await json('POST', `${server.url}/admin/channels`, admin, { name: 'bench-upstream', type: 'messages', base_url: upstream.url, secret: 'upstream-key', models: ['chatgen-4-haiku'] });
-  const user = await json('POST', `${server.url}/admin/users`, admin, { name: 'bench', balance: 1_000_000 });
-  const key = (await json('POST', `${server.url}/admin/keys`, admin, { user_id: user.id, unlimited: true, rate_limit_rpm: 10_000_000 })).key;
+  await routeHaikuTo(server.url, upstream.url);
+  const key = await benchKey(server.url);
   return { ...server, headers: { 'content-type': 'application/json', 'x-api-key': key } };
 }
 

@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Client } from 'undici';
-import { ADMIN, json, machine, pinSelf, ROOT, startServer, tempSqlite } from './lib.ts';
+import { ADMIN, benchKey, machine, pinSelf, ROOT, routeHaikuTo, startServer, tempSqlite } from './lib.ts';
 
 // Messages passthrough to a local upstream that answers at once, in one run against (a) calling the
 // upstream directly, (b) a bare Node http proxy, (c) the Portkey gateway from npm (installed here
@@ -88,13 +88,8 @@ await startPortkey(installPortkey(), portkeyPort);
 const gateway = await startServer('src/main.ts', { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0' });
 
 // The gateway: a messages channel to the upstream, an account and a key; auth, rate limit and billing on.
-const admin = { authorization: `Bearer ${ADMIN}` };
-const channels = (await json('GET', `${gateway.url}/admin/channels`, admin)).data;
-const simulator = channels.find((c: { type: string }) => c.type === 'simulator');
-await fetch(`${gateway.url}/admin/channels/${simulator.id}`, { method: 'PATCH', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ models: simulator.models.filter((m: string) => m !== 'chatgen-4-haiku') }) });
-await json('POST', `${gateway.url}/admin/channels`, admin, { name: 'bench-upstream', type: 'messages', base_url: upstream.url, secret: 'upstream-key', models: ['chatgen-4-haiku'] });
-const user = await json('POST', `${gateway.url}/admin/users`, admin, { name: 'bench', balance: 1_000_000 });
-const key = (await json('POST', `${gateway.url}/admin/keys`, admin, { user_id: user.id, unlimited: true, rate_limit_rpm: 10_000_000 })).key;
+await routeHaikuTo(gateway.url, upstream.url);
+const key = await benchKey(gateway.url);
 
 const targets: Target[] = [
   { name: 'upstream, called directly', url: `${upstream.url}/v1/messages`, headers: {} },
