@@ -68,18 +68,22 @@ export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preVal
       if (!key) {
         ctx.keyCache
           .lookup(digest.hex)
-          .then((found) => admitKey(ctx, options, found, digest.bytes, request, reply))
+          .then((found) => {
+            assertUsable(found, digest.bytes, options);
+            request.apiKey = found;
+            return limitLater(ctx, found, request, reply);
+          })
           .then(() => done(), done);
         return;
       }
       assertUsable(key, digest.bytes, options);
+      request.apiKey = key;
       const decision = ctx.rateLimiter.hitNow?.(key.id, limitOf(ctx, key));
       if (!decision) {
-        admitKey(ctx, options, key, digest.bytes, request, reply).then(() => done(), done);
+        limitLater(ctx, key, request, reply).then(() => done(), done);
         return;
       }
       applyRateLimit(decision, reply);
-      request.apiKey = key;
     } catch (err) {
       refused = err as Error;
     }
@@ -95,20 +99,18 @@ function assertUsable(key: CachedKey | undefined, digest: Buffer, options: KeyGu
 
 const limitOf = (ctx: AppContext, key: CachedKey) => key.rate_limit_rpm ?? ctx.config.rateLimitRpm;
 
-/** The path that waits: a key read from the database, or a limit counted in Redis. */
-async function admitKey(ctx: AppContext, options: KeyGuardOptions, key: CachedKey | undefined, digest: Buffer, request: FastifyRequest, reply: FastifyReply) {
-  assertUsable(key, digest, options);
+/** The rate limit when it must wait (counted in Redis, or after a key read from the database). */
+async function limitLater(ctx: AppContext, key: CachedKey, request: FastifyRequest, reply: FastifyReply) {
+  const limit = limitOf(ctx, key);
   let decision: RateDecision;
   try {
-    decision = ctx.rateLimiter.hitNow?.(key.id, limitOf(ctx, key)) ?? (await ctx.rateLimiter.hit(key.id, limitOf(ctx, key)));
+    decision = ctx.rateLimiter.hitNow?.(key.id, limit) ?? (await ctx.rateLimiter.hit(key.id, limit));
   } catch (err) {
     // A limiter outage must not take the paid API down with it: let the request through, loudly.
     request.log.warn({ err, reqId: request.id }, 'rate limiter unavailable; request allowed');
-    request.apiKey = key;
     return;
   }
   applyRateLimit(decision, reply);
-  request.apiKey = key;
 }
 
 function applyRateLimit(decision: RateDecision, reply: FastifyReply) {
