@@ -188,6 +188,18 @@ describe.runIf(usingPostgres)('floats on the careful path in parallel [postgres]
 });
 
 describe.runIf(!usingPostgres)('the synchronous SQLite transaction [sqlite]', () => {
+  it('a batch of 39 spends writes 39 usage rows, each once and in order (multi-row inserts of 32, 4, 2 and 1 rows)', async () => {
+    const a = await seedAccount(t.ctx, 1);
+    const float = hold(a, 500_000);
+    await t.ctx.textMoney.add(float);
+    const costs = Array.from({ length: 39 }, (_, i) => 1_000 + i);
+    const spends = costs.map((cost): TextSpend => ({ kind: 'spend', callId: float.hold.call_id, cost, keyId: a.keyId, usage: { ...settle(float, 0, cost).usage, request_id: `r-${cost}` } }));
+    expect(await writeTextMoneyWhole(t.ctx.db)!(spends)).toEqual(costs.map(() => undefined));
+    const rows = await t.ctx.db.selectFrom('usage').select(['cost', 'request_id']).where('user_id', '=', a.user.id).orderBy('id').execute();
+    expect(rows.map((r) => [Number(r.cost), r.request_id])).toEqual(costs.map((cost) => [cost, `r-${cost}`]));
+    expect(await t.ctx.db.selectFrom('text_holds').select('spent').where('call_id', '=', float.hold.call_id).executeTakeFirst()).toEqual({ spent: costs.reduce((x, y) => x + y, 0) });
+  });
+
   it('will not run inside an open transaction on the write connection (it would become part of it)', async () => {
     const a = await seedAccount(t.ctx, 1);
     const atOnce = atOnceFor(t.ctx.db)!;

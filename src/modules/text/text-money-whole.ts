@@ -16,12 +16,28 @@ import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, holdsOf, isFloatOp, repea
 const USAGE_TYPES = ['text', 'text', 'text', 'text', 'text', 'int', 'int', 'bigint', 'text', 'bigint'];
 const HOLD_TYPES = ['text', 'text', 'text', 'int', 'bigint', 'text', 'text', 'text', 'bigint'];
 const insertSql = (table: string, columns: readonly string[]) => `insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`;
-const USAGE_INSERT = insertSql('usage', USAGE_COLUMNS);
 const HOLD_INSERT = insertSql('text_holds', HOLD_COLUMNS);
 const TAKE_HOLD = 'delete from text_holds where call_id = ?';
 const SPEND = 'update text_holds set spent = spent + ? where call_id = ?';
 const RELEASE = 'update text_holds set amount = amount - ? where call_id = ? and amount - spent >= ?';
 const CLOSE = 'delete from text_holds where call_id = ? returning amount - spent as unspent';
+
+// Usage rows go in with multi-row INSERTs of 32, 16, ... 1 rows (six statements, prepared once),
+// one flat argument array each, instead of one run per row.
+const USAGE_ROW = `(${USAGE_COLUMNS.map(() => '?').join(', ')})`;
+const USAGE_INSERTS = [32, 16, 8, 4, 2, 1].map((rows) => ({ rows, sql: `insert into usage (${USAGE_COLUMNS.join(', ')}) values ${Array(rows).fill(USAGE_ROW).join(', ')}` }));
+
+function insertUsage(statement: Statement, rows: ReturnType<typeof usageOf>): void {
+  let at = 0;
+  for (const { rows: size, sql } of USAGE_INSERTS) {
+    while (rows.length - at >= size) {
+      const args: unknown[] = [];
+      for (let i = at; i < at + size; i++) for (const column of USAGE_COLUMNS) args.push(rows[i]![column]);
+      statement(sql).run(args);
+      at += size;
+    }
+  }
+}
 
 /**
  * SQLite: each op's own row change, in order; per op, the op as it goes on (to the ledger and
@@ -113,8 +129,7 @@ export function writeTextMoneyWhole(db: Kysely<Database>): WriteWhole | undefine
         applyAllAtOnce(statement, live.flatMap(asLedgerOp));
         const hold = statement(HOLD_INSERT);
         for (const op of holdsOf(live)) hold.run(...HOLD_COLUMNS.map((column) => op.hold[column]));
-        const usage = statement(USAGE_INSERT);
-        for (const row of usageOf(live)) usage.run(...USAGE_COLUMNS.map((column) => row[column]));
+        insertUsage(statement, usageOf(live));
         return outcomes(ops, (_, i) => written[i] !== undefined);
       });
   }
