@@ -15,7 +15,8 @@ import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, holdsOf, isFloatOp, repea
 
 const USAGE_TYPES = ['text', 'text', 'text', 'text', 'text', 'int', 'int', 'bigint', 'text', 'bigint'];
 const HOLD_TYPES = ['text', 'text', 'text', 'int', 'bigint', 'text', 'text', 'text', 'bigint'];
-const insertSql = (table: string, columns: readonly string[]) => `insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+const insertSql = (table: string, columns: readonly string[], rows = 1) =>
+  `insert into ${table} (${columns.join(', ')}) values ${Array(rows).fill(`(${columns.map(() => '?').join(', ')})`).join(', ')}`;
 const HOLD_INSERT = insertSql('text_holds', HOLD_COLUMNS);
 const TAKE_HOLD = 'delete from text_holds where call_id = ?';
 const SPEND = 'update text_holds set spent = spent + ? where call_id = ?';
@@ -24,8 +25,7 @@ const CLOSE = 'delete from text_holds where call_id = ? returning amount - spent
 
 // Usage rows go in with multi-row INSERTs of 32, 16, ... 1 rows (six statements, prepared once),
 // one flat argument array each, instead of one run per row.
-const USAGE_ROW = `(${USAGE_COLUMNS.map(() => '?').join(', ')})`;
-const USAGE_INSERTS = [32, 16, 8, 4, 2, 1].map((rows) => ({ rows, sql: `insert into usage (${USAGE_COLUMNS.join(', ')}) values ${Array(rows).fill(USAGE_ROW).join(', ')}` }));
+const USAGE_INSERTS = [32, 16, 8, 4, 2, 1].map((rows) => ({ rows, sql: insertSql('usage', USAGE_COLUMNS, rows) }));
 
 function insertUsage(statement: Statement, rows: ReturnType<typeof usageOf>): void {
   let at = 0;
