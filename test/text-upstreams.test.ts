@@ -81,6 +81,35 @@ describe(`chat-completions upstreams [${backendName}]`, () => {
     }
   });
 
+  it('failover: a first channel whose answer is cut off midway is failed over from; the caller gets the second\'s 200', async () => {
+    first.mode = 'cut';
+    try {
+      const account = await seedAccount(t.ctx, 1);
+      const before = first.requests.length;
+      const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().content[0].text).toBe('echo: hi');
+      expect(first.requests.length).toBe(before + 1);
+    } finally {
+      first.mode = 'down';
+    }
+  });
+
+  it('a 200 whose body is not JSON is a 502 bad_gateway, not a 500, and nothing is charged', async () => {
+    second.mode = 'garbled';
+    try {
+      const account = await seedAccount(t.ctx, 1);
+      const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+      expect(res.statusCode).toBe(502);
+      expect(res.json()).toMatchObject({ type: 'error', error: { code: 502, type: 'bad_gateway', message: expect.stringContaining('not JSON') } });
+      expect(errorLines()).toEqual([]);
+      const balance = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json();
+      expect(balance.used_balance).toBe(0);
+    } finally {
+      second.mode = 'ok';
+    }
+  });
+
   it('an upstream that refuses our credential is a 502 that never shows the secret', async () => {
     first.mode = 'unauthorized';
     second.mode = 'unauthorized';

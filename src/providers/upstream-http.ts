@@ -2,9 +2,11 @@ import { Pool, type Dispatcher } from 'undici';
 import type { Channel } from '../db/types.ts';
 import { TextUpstreamUnavailable, type TextChunk, type TextProvider, type TextRequest, type TextResult } from '../modules/text/text.types.ts';
 import type { CallSignal } from '../http/call-signal.ts';
+import { requestWhole, type WholeResponse } from './upstream-whole.ts';
 
-// One keep-alive pool per upstream origin (undici's pooled `request` is several times faster here
-// than the global fetch). Failures that another channel might not have become
+// One keep-alive undici pool per upstream origin (undici is several times faster here than the
+// global fetch): streams go through its `request`, whole answers through a lighter dispatch handler
+// on the same pool (upstream-whole.ts). Failures that another channel might not have become
 // TextUpstreamUnavailable (connection errors, timeouts, 429, 5xx); other answers are returned.
 
 const pools = new Map<string, Pool>();
@@ -41,27 +43,44 @@ function targetOf(address: string): { origin: string; path: string } {
   return target;
 }
 
+/** A failure another channel might not have: connection errors, timeouts (not the caller's abort). */
+function unavailable(call: UpstreamCall, err: unknown): unknown {
+  if (call.signal.aborted) return err;
+  return new TextUpstreamUnavailable(`upstream unreachable: ${err instanceof Error ? err.message : err}`);
+}
+
+const isUnavailable = (statusCode: number) => statusCode >= 500 || statusCode === 429;
+
+function dispatchOptions(call: UpstreamCall, path: string) {
+  return { path, method: 'POST' as const, headers: call.headers, body: JSON.stringify(call.body), headersTimeout: call.timeoutMs, bodyTimeout: call.timeoutMs };
+}
+
+/** A streamed call: the answer's body is read as it arrives. */
 export async function postJson(call: UpstreamCall): Promise<Dispatcher.ResponseData> {
   const target = targetOf(call.url);
   let response: Dispatcher.ResponseData;
   try {
-    response = await poolFor(target.origin).request({
-      path: target.path,
-      method: 'POST',
-      headers: call.headers,
-      body: JSON.stringify(call.body),
-      headersTimeout: call.timeoutMs,
-      bodyTimeout: call.timeoutMs,
-      signal: call.signal,
-    });
+    response = await poolFor(target.origin).request({ ...dispatchOptions(call, target.path), signal: call.signal });
   } catch (err) {
-    if (call.signal.aborted) throw err;
-    throw new TextUpstreamUnavailable(`upstream unreachable: ${err instanceof Error ? err.message : err}`);
+    throw unavailable(call, err);
   }
-  if (response.statusCode >= 500 || response.statusCode === 429) {
+  if (isUnavailable(response.statusCode)) {
     await response.body.dump().catch(() => undefined);
     throw new TextUpstreamUnavailable(`upstream answered ${response.statusCode}`);
   }
+  return response;
+}
+
+/** A non-streamed call: the answer is read whole (a body cut off midway is a failure to fail over from). */
+export async function postJsonWhole(call: UpstreamCall): Promise<WholeResponse> {
+  const target = targetOf(call.url);
+  let response: WholeResponse;
+  try {
+    response = await requestWhole(poolFor(target.origin), dispatchOptions(call, target.path), call.signal);
+  } catch (err) {
+    throw unavailable(call, err);
+  }
+  if (isUnavailable(response.statusCode)) throw new TextUpstreamUnavailable(`upstream answered ${response.statusCode}`);
   return response;
 }
 
@@ -99,8 +118,18 @@ export abstract class UpstreamText implements TextProvider {
     this.headers = { 'content-type': 'application/json', ...headers };
   }
 
+  private upstreamCall(path: string, body: unknown, signal: CallSignal): UpstreamCall {
+    return { url: `${this.channel.base_url}${path}`, headers: this.headers, body, timeoutMs: this.timeoutMs, signal };
+  }
+
+  /** A streamed call. */
   protected post(path: string, body: unknown, signal: CallSignal) {
-    return postJson({ url: `${this.channel.base_url}${path}`, headers: this.headers, body, timeoutMs: this.timeoutMs, signal });
+    return postJson(this.upstreamCall(path, body, signal));
+  }
+
+  /** A non-streamed call, its answer read whole. */
+  protected postWhole(path: string, body: unknown, signal: CallSignal) {
+    return postJsonWhole(this.upstreamCall(path, body, signal));
   }
 
   abstract generate(request: TextRequest, signal: CallSignal): Promise<TextResult>;

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 // A real local HTTP server that speaks the chat-completions protocol, standing in for an upstream
 // provider. `mode` decides how it answers; every request is counted and kept.
 
-export type UpstreamMode = 'ok' | 'down' | 'unauthorized' | 'slow';
+export type UpstreamMode = 'ok' | 'down' | 'unauthorized' | 'slow' | 'cut' | 'garbled';
 
 export interface FakeChatUpstream {
   url: string;
@@ -37,6 +37,12 @@ export async function startFakeChatUpstream(secret: string, mode: UpstreamMode =
         });
         return;
       }
+      // A 200 whose body stops halfway (the connection drops), and a 200 whose body is not JSON.
+      if (!body.stream && fake.mode === 'cut') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '400' }).write('{"id":"chatcmpl-1","choi');
+        return void setTimeout(() => res.destroy(), 20);
+      }
+      if (!body.stream && fake.mode === 'garbled') return void res.writeHead(200, { 'content-type': 'application/json' }).end('<html>gateway hiccup</html>');
       if (!body.stream) {
         return void res
           .writeHead(200, { 'content-type': 'application/json' })

@@ -31,7 +31,7 @@ function toChat(request: TextRequest, stream: boolean) {
 
 const finishOf = (reason: unknown): FinishReason => (reason === 'length' ? 'max_tokens' : 'stop');
 
-export async function clientError(statusCode: number, body: { text(): Promise<string> }): Promise<never> {
+export async function clientError(statusCode: number, body: { text(): string | Promise<string> }): Promise<never> {
   let message = `upstream answered ${statusCode}`;
   try {
     const parsed = JSON.parse(await body.text());
@@ -49,14 +49,10 @@ export class ChatCompletionsText extends UpstreamText {
     super(channel, timeoutMs, channel.secret ? { authorization: `Bearer ${channel.secret}` } : {});
   }
 
-  private call(request: TextRequest, stream: boolean, signal: CallSignal) {
-    return this.post('/v1/chat/completions', toChat(request, stream), signal);
-  }
-
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
-    const response = await this.call(request, false, signal);
-    if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
-    const json = (await response.body.json()) as any;
+    const response = await this.postWhole('/v1/chat/completions', toChat(request, false), signal);
+    if (response.statusCode >= 400) return clientError(response.statusCode, response);
+    const json = response.json() as any;
     const choice = json?.choices?.[0];
     const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
     return {
@@ -71,7 +67,7 @@ export class ChatCompletionsText extends UpstreamText {
   }
 
   async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
-    const response = await this.call(request, true, signal);
+    const response = await this.post('/v1/chat/completions', toChat(request, true), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';
     let finish: FinishReason = 'stop';

@@ -29,14 +29,10 @@ export class MessagesText extends UpstreamText {
     super(channel, timeoutMs, { 'vendor-version': '2025-10-01', ...(channel.secret ? { 'x-api-key': channel.secret } : {}) });
   }
 
-  private call(request: TextRequest, stream: boolean, signal: CallSignal) {
-    return this.post('/v1/messages', toMessages(request, stream), signal);
-  }
-
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
-    const response = await this.call(request, false, signal);
-    if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
-    const json = (await response.body.json()) as any;
+    const response = await this.postWhole('/v1/messages', toMessages(request, false), signal);
+    if (response.statusCode >= 400) return clientError(response.statusCode, response);
+    const json = response.json() as any;
     const text = ((json?.content ?? []) as { type: string; text?: string }[]).filter((b) => b.type === 'text').map((b) => b.text ?? '').join('');
     return {
       text,
@@ -47,7 +43,7 @@ export class MessagesText extends UpstreamText {
   }
 
   async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
-    const response = await this.call(request, true, signal);
+    const response = await this.post('/v1/messages', toMessages(request, true), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';
     let inputTokens: number | undefined;

@@ -30,14 +30,12 @@ export class NativeText extends UpstreamText {
     super(channel, timeoutMs, channel.secret ? { authorization: `Bearer ${channel.secret}` } : {});
   }
 
-  private call(request: TextRequest, method: string, signal: CallSignal) {
-    return this.post(`/v1beta/models/${encodeURIComponent(request.model)}:${method}`, toNative(request), signal);
-  }
+  private path = (request: TextRequest, method: string) => `/v1beta/models/${encodeURIComponent(request.model)}:${method}`;
 
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
-    const response = await this.call(request, 'generateContent', signal);
-    if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
-    const json = (await response.body.json()) as any;
+    const response = await this.postWhole(this.path(request, 'generateContent'), toNative(request), signal);
+    if (response.statusCode >= 400) return clientError(response.statusCode, response);
+    const json = response.json() as any;
     const data = json?.data ?? json;
     const text = textOf(data);
     return {
@@ -52,7 +50,7 @@ export class NativeText extends UpstreamText {
   }
 
   async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
-    const response = await this.call(request, 'streamGenerateContent?alt=sse', signal);
+    const response = await this.post(this.path(request, 'streamGenerateContent?alt=sse'), toNative(request), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';
     let finish: FinishReason = 'stop';

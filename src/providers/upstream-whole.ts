@@ -1,0 +1,90 @@
+import type { Dispatcher } from 'undici';
+import type { CallSignal } from '../http/call-signal.ts';
+import { badGateway } from '../http/errors.ts';
+
+// A non-streamed upstream answer is read whole into memory by a small dispatch handler on the
+// same undici pool, instead of through `request()`: that builds an AsyncResource, a parsed header
+// object and a Node Readable for the body on every call, and then a promise to consume it, which
+// a JSON answer read at once never needs.
+
+/** An upstream's whole answer. */
+export interface WholeResponse {
+  statusCode: number;
+  text(): string;
+  /** The body parsed; a body that is not JSON is a 502 (the upstream answered, so no failover). */
+  json(): unknown;
+}
+
+class WholeBody implements WholeResponse {
+  constructor(
+    readonly statusCode: number,
+    private readonly chunks: Buffer[],
+  ) {}
+
+  text(): string {
+    const { chunks } = this;
+    if (chunks.length === 0) return '';
+    return (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+  }
+
+  json(): unknown {
+    try {
+      return JSON.parse(this.text());
+    } catch {
+      throw badGateway(`upstream answered ${this.statusCode} with a body that is not JSON`);
+    }
+  }
+}
+
+/**
+ * undici's handler interface of the dispatcher core (the one `request()` implements itself):
+ * the answer's status and body chunks, and the caller's signal wired to the connection's abort.
+ */
+class WholeAnswer implements Dispatcher.DispatchHandler {
+  private statusCode = 0;
+  private readonly chunks: Buffer[] = [];
+  private abortConnection: ((reason?: Error) => void) | undefined;
+  private readonly onAbort = () => this.abortConnection?.(this.signal.reason as Error);
+
+  constructor(
+    private readonly signal: CallSignal,
+    private readonly resolve: (response: WholeResponse) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    signal.addEventListener('abort', this.onAbort);
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    if (this.signal.aborted) abort(this.signal.reason as Error);
+    else this.abortConnection = abort;
+  }
+
+  onHeaders(statusCode: number): boolean {
+    // 1xx answers come before the real one.
+    if (statusCode >= 200) this.statusCode = statusCode;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    this.signal.removeEventListener('abort', this.onAbort);
+    this.resolve(new WholeBody(this.statusCode, this.chunks));
+  }
+
+  onError(err: Error): void {
+    this.signal.removeEventListener('abort', this.onAbort);
+    this.reject(err);
+  }
+}
+
+/** One request on `dispatcher`, its answer read whole. Rejects on connection errors, timeouts and aborts. */
+export function requestWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: CallSignal): Promise<WholeResponse> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    dispatcher.dispatch(options, new WholeAnswer(signal, resolve, reject));
+  });
+}
