@@ -44,13 +44,16 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   private statusCode = 0;
   private readonly chunks: Buffer[] = [];
   private abortConnection: ((reason?: Error) => void) | undefined;
-  private readonly onAbort = () => this.abortConnection?.(this.signal.reason as Error);
+  private readonly onAbort: () => void;
 
   constructor(
     private readonly signal: CallSignal,
     private readonly resolve: (response: WholeResponse) => void,
     private readonly reject: (err: unknown) => void,
   ) {
+    // Assigned here, not as a class field: tsx (esbuild's keepNames) names a field's arrow function
+    // with a defineProperty call on every instance, which showed in the profile.
+    this.onAbort = () => this.abortConnection?.(this.signal.reason as Error);
     signal.addEventListener('abort', this.onAbort);
   }
 
