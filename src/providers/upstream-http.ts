@@ -21,26 +21,13 @@ function poolFor(origin: string): Pool {
 }
 
 export interface UpstreamCall {
-  url: string;
+  origin: string;
+  path: string;
   /** Every request header, `content-type` included. */
   headers: Record<string, string>;
   body: unknown;
   timeoutMs: number;
   signal: CallSignal;
-}
-
-// Channel URLs are few and reused on every call: each is parsed once.
-const targets = new Map<string, { origin: string; path: string }>();
-
-function targetOf(address: string): { origin: string; path: string } {
-  let target = targets.get(address);
-  if (!target) {
-    const url = new URL(address);
-    target = { origin: url.origin, path: `${url.pathname}${url.search}` };
-    if (targets.size >= 1000) targets.clear();
-    targets.set(address, target);
-  }
-  return target;
 }
 
 /** A failure another channel might not have: connection errors, timeouts (not the caller's abort). */
@@ -51,16 +38,15 @@ function unavailable(call: UpstreamCall, err: unknown): unknown {
 
 const isUnavailable = (statusCode: number) => statusCode >= 500 || statusCode === 429;
 
-function dispatchOptions(call: UpstreamCall, path: string) {
-  return { path, method: 'POST' as const, headers: call.headers, body: JSON.stringify(call.body), headersTimeout: call.timeoutMs, bodyTimeout: call.timeoutMs };
+function dispatchOptions(call: UpstreamCall) {
+  return { path: call.path, method: 'POST' as const, headers: call.headers, body: JSON.stringify(call.body), headersTimeout: call.timeoutMs, bodyTimeout: call.timeoutMs };
 }
 
 /** A streamed call: the answer's body is read as it arrives. */
 export async function postJson(call: UpstreamCall): Promise<Dispatcher.ResponseData> {
-  const target = targetOf(call.url);
   let response: Dispatcher.ResponseData;
   try {
-    response = await poolFor(target.origin).request({ ...dispatchOptions(call, target.path), signal: call.signal });
+    response = await poolFor(call.origin).request({ ...dispatchOptions(call), signal: call.signal });
   } catch (err) {
     throw unavailable(call, err);
   }
@@ -73,10 +59,9 @@ export async function postJson(call: UpstreamCall): Promise<Dispatcher.ResponseD
 
 /** A non-streamed call: the answer is read whole (a body cut off midway is a failure to fail over from). */
 export async function postJsonWhole(call: UpstreamCall): Promise<WholeResponse> {
-  const target = targetOf(call.url);
   let response: WholeResponse;
   try {
-    response = await requestWhole(poolFor(target.origin), dispatchOptions(call, target.path), call.signal);
+    response = await requestWhole(poolFor(call.origin), dispatchOptions(call), call.signal);
   } catch (err) {
     throw unavailable(call, err);
   }
@@ -104,11 +89,13 @@ export async function* sseData(body: AsyncIterable<Buffer | string>): AsyncGener
 }
 
 /**
- * What the text adapters share: the channel's address, its request headers (with the secret, made
- * once per channel row: the providers are kept per row), and a timed JSON POST to it.
+ * What the text adapters share: the channel's address (parsed once: the providers are kept per
+ * channel row), its request headers with the secret, and a timed JSON POST to it.
  */
 export abstract class UpstreamText implements TextProvider {
   private readonly headers: Record<string, string>;
+  private readonly origin: string;
+  private readonly basePath: string;
 
   constructor(
     protected readonly channel: Channel,
@@ -116,10 +103,14 @@ export abstract class UpstreamText implements TextProvider {
     headers: Record<string, string>,
   ) {
     this.headers = { 'content-type': 'application/json', ...headers };
+    // The channel service stores only http(s) URLs, without a trailing slash.
+    const base = new URL(channel.base_url ?? '');
+    this.origin = base.origin;
+    this.basePath = base.pathname === '/' ? '' : base.pathname;
   }
 
   private upstreamCall(path: string, body: unknown, signal: CallSignal): UpstreamCall {
-    return { url: `${this.channel.base_url}${path}`, headers: this.headers, body, timeoutMs: this.timeoutMs, signal };
+    return { origin: this.origin, path: `${this.basePath}${path}`, headers: this.headers, body, timeoutMs: this.timeoutMs, signal };
   }
 
   /** A streamed call. */

@@ -44,8 +44,12 @@ function routesOver(ctx: AppContext, call: TextCall, channels: readonly Channel[
 
 /** One call, failing over to the next channel when an upstream is unavailable. */
 export async function generateText(ctx: AppContext, call: TextCall, signal: CallSignal): Promise<TextResult> {
-  const candidates = await routes(ctx, call);
-  const money = await holdForCall(ctx, call);
+  // Both are nearly always ready at once (cached channels, an in-process float): an await on a
+  // value that is not a promise still costs a turn of the microtask queue.
+  const routed = routes(ctx, call);
+  const candidates = Array.isArray(routed) ? routed : await routed;
+  const held = holdForCall(ctx, call);
+  const money = held instanceof Promise ? await held : held;
   for (const route of candidates) {
     try {
       const result = await route.provider.generate(route.request, signal);
