@@ -43,11 +43,13 @@ class WholeBody implements WholeResponse {
 class WholeAnswer implements Dispatcher.DispatchHandler {
   private statusCode = 0;
   private readonly chunks: Buffer[] = [];
+  private size = 0;
   private abortConnection: ((reason?: Error) => void) | undefined;
   private readonly onAbort: () => void;
 
   constructor(
     private readonly signal: CallSignal,
+    private readonly maxBytes: number,
     private readonly resolve: (response: WholeResponse) => void,
     private readonly reject: (err: unknown) => void,
   ) {
@@ -69,6 +71,11 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
+    this.size += chunk.length;
+    if (this.size > this.maxBytes) {
+      this.abortConnection?.(new Error(`upstream answer over ${this.maxBytes} bytes`));
+      return false;
+    }
     this.chunks.push(chunk);
     return true;
   }
@@ -84,10 +91,19 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   }
 }
 
-/** One request on `dispatcher`, its answer read whole. Rejects on connection errors, timeouts and aborts. */
-export function requestWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: CallSignal): Promise<WholeResponse> {
+/**
+ * A text answer, even one with inline images, is far below this; an upstream that sends more is
+ * cut off rather than allowed to fill the process's memory.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * One request on `dispatcher`, its answer read whole. Rejects on connection errors, timeouts,
+ * aborts and an answer over `maxBytes`.
+ */
+export function requestWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: CallSignal, maxBytes = MAX_ANSWER_BYTES): Promise<WholeResponse> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
-    dispatcher.dispatch(options, new WholeAnswer(signal, resolve, reject));
+    dispatcher.dispatch(options, new WholeAnswer(signal, maxBytes, resolve, reject));
   });
 }
