@@ -30,10 +30,12 @@ export class NativeText extends UpstreamText {
     super(channel, timeoutMs, channel.secret ? { authorization: `Bearer ${channel.secret}` } : {});
   }
 
-  private path = (request: TextRequest, method: string) => `/v1beta/models/${encodeURIComponent(request.model)}:${method}`;
+  private pathOf(request: TextRequest, method: string): string {
+    return `/v1beta/models/${encodeURIComponent(request.model)}:${method}`;
+  }
 
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
-    const response = await this.postWhole(this.path(request, 'generateContent'), toNative(request), signal);
+    const response = await this.postWhole(this.pathOf(request, 'generateContent'), toNative(request), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response);
     const json = response.json() as any;
     const data = json?.data ?? json;
@@ -50,7 +52,7 @@ export class NativeText extends UpstreamText {
   }
 
   async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
-    const response = await this.post(this.path(request, 'streamGenerateContent?alt=sse'), toNative(request), signal);
+    const response = await this.post(this.pathOf(request, 'streamGenerateContent?alt=sse'), toNative(request), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';
     let finish: FinishReason = 'stop';
