@@ -42,6 +42,11 @@ afterAll(async () => {
   await t.close();
 });
 
+/** A non-streamed "hi" to the messages endpoint with the given key. */
+const sayHi = (key: string) =>
+  t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+const usedBalance = async (auth: Record<string, string>) => (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: auth })).json().used_balance;
+
 describe(`chat-completions upstreams [${backendName}]`, () => {
   it('the messages SDK works through the chat-completions translation (non-streaming and streaming)', async () => {
     const account = await seedAccount(t.ctx, 1);
@@ -61,7 +66,7 @@ describe(`chat-completions upstreams [${backendName}]`, () => {
   it('failover: a first channel answering 503 and a second answering 200 gives the caller a 200', async () => {
     const account = await seedAccount(t.ctx, 1);
     const before = first.requests.length;
-    const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+    const res = await sayHi(account.key);
     expect(res.statusCode).toBe(200);
     expect(first.requests.length).toBe(before + 1);
     expect(res.body).not.toContain(SECRET);
@@ -71,11 +76,10 @@ describe(`chat-completions upstreams [${backendName}]`, () => {
     second.mode = 'down';
     try {
       const account = await seedAccount(t.ctx, 1);
-      const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+      const res = await sayHi(account.key);
       expect(res.statusCode).toBe(502);
       expect(res.json()).toMatchObject({ type: 'error', error: { code: 502, type: 'bad_gateway' } });
-      const balance = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json();
-      expect(balance.used_balance).toBe(0);
+      expect(await usedBalance(account.auth)).toBe(0);
     } finally {
       second.mode = 'ok';
     }
@@ -86,7 +90,7 @@ describe(`chat-completions upstreams [${backendName}]`, () => {
     try {
       const account = await seedAccount(t.ctx, 1);
       const before = first.requests.length;
-      const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+      const res = await sayHi(account.key);
       expect(res.statusCode).toBe(200);
       expect(res.json().content[0].text).toBe('echo: hi');
       expect(first.requests.length).toBe(before + 1);
@@ -99,12 +103,11 @@ describe(`chat-completions upstreams [${backendName}]`, () => {
     second.mode = 'garbled';
     try {
       const account = await seedAccount(t.ctx, 1);
-      const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+      const res = await sayHi(account.key);
       expect(res.statusCode).toBe(502);
       expect(res.json()).toMatchObject({ type: 'error', error: { code: 502, type: 'bad_gateway', message: expect.stringContaining('not JSON') } });
       expect(errorLines()).toEqual([]);
-      const balance = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json();
-      expect(balance.used_balance).toBe(0);
+      expect(await usedBalance(account.auth)).toBe(0);
     } finally {
       second.mode = 'ok';
     }
@@ -115,7 +118,7 @@ describe(`chat-completions upstreams [${backendName}]`, () => {
     second.mode = 'unauthorized';
     try {
       const account = await seedAccount(t.ctx, 1);
-      const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+      const res = await sayHi(account.key);
       expect(res.statusCode).toBe(502);
       expect(res.body).not.toContain(SECRET);
     } finally {
@@ -127,7 +130,7 @@ describe(`chat-completions upstreams [${backendName}]`, () => {
   it('a zero-balance account gets 402 before any upstream request is made', async () => {
     const account = await seedAccount(t.ctx, 0);
     const before = first.requests.length + second.requests.length;
-    const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': account.key }, payload: { model: 'chatgen-4-haiku', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+    const res = await sayHi(account.key);
     expect(res.statusCode).toBe(402);
     expect(first.requests.length + second.requests.length).toBe(before);
   });
@@ -187,8 +190,7 @@ describe(`an abandoned stream [${backendName}]`, () => {
       expect(second.cancelled).toBe(1);
       expect(logLines.find((line) => line.msg === 'client left during the stream')).toMatchObject({ level: 30 });
       expect(errorLines()).toEqual([]);
-      const balance = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json();
-      expect(balance.used_balance).toBeCloseTo(Number(row!.cost) / 1e6);
+      expect(await usedBalance(account.auth)).toBeCloseTo(Number(row!.cost) / 1e6);
     } finally {
       second.mode = 'ok';
     }
@@ -222,8 +224,7 @@ describe(`an abandoned call [${backendName}]`, () => {
       for (let i = 0; i < 100 && !logLines.some((line) => line.msg === 'client left before the answer'); i++) await new Promise((r) => setTimeout(r, 20));
       expect(logLines.find((line) => line.msg === 'client left before the answer')).toMatchObject({ level: 30 });
       expect(errorLines()).toEqual([]);
-      const balance = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json();
-      expect(balance.used_balance).toBe(0);
+      expect(await usedBalance(account.auth)).toBe(0);
     } finally {
       second.mode = 'ok';
     }
