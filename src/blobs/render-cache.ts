@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import type { RenderSpec, SignedFile } from './signed-urls.ts';
+import { extensionOf, type RenderSpec, type SignedFile } from './signed-urls.ts';
 import { renderImage, renderLastFrame, renderVideo } from '../providers/simulator/media.ts';
 
 // Rendered files are kept on local disk so a link downloaded twice renders once. The cache is only
@@ -19,7 +19,7 @@ export class RenderCache {
 
   private pathFor(name: string, file: SignedFile): string {
     const digest = createHash('sha256').update(name).digest('hex').slice(0, 32);
-    return path.join(this.dir, `${file.expiresAt}-${digest}.${name.split('.').pop()}`);
+    return path.join(this.dir, `${file.expiresAt}-${digest}.${extensionOf(file.spec)}`);
   }
 
   /** The path of the rendered file, rendering it first if needed (once, however many ask at once). */

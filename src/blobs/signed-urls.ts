@@ -46,16 +46,20 @@ export class FileSigner {
   verify(name: string): SignedFile | undefined {
     const match = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{32})\.(png|jpg|webp|mp4)$/.exec(name);
     if (!match) return undefined;
-    const [, payload, signature] = match;
+    const [, payload, signature, extension] = match;
     const expected = Buffer.from(this.mac(payload!));
     const given = Buffer.from(signature!);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
+    let file: SignedFile;
     try {
       const { e, ...spec } = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8'));
-      return { spec: spec as RenderSpec, expiresAt: Number(e) };
+      file = { spec: spec as RenderSpec, expiresAt: Number(e) };
     } catch {
       return undefined;
     }
+    // The signature covers the payload only, and the payload names the format: an extension that
+    // disagrees would serve these bytes under another type (and cache them again), so it is no link of ours.
+    return extension === extensionOf(file.spec) ? file : undefined;
   }
 }
 
