@@ -6,7 +6,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.ts';
 import { CORS_HEADERS, registerPreflight } from './http/cors.ts';
 import { clientErrorHandler, errorHandler, registerErrorHandling } from './http/error-handler.ts';
-import { badRequest } from './http/errors.ts';
+import { badRequest, serviceUnavailable } from './http/errors.ts';
+import type { Config } from './config.ts';
 import { ErrorEnvelope } from './http/schemas.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { registerConsolePages } from './modules/console/console-pages.ts';
@@ -67,6 +68,24 @@ function requestsShareTheLogger(logger: FastifyBaseLogger): FastifyBaseLogger {
   return shared;
 }
 
+/**
+ * A client has REQUEST_TIMEOUT_MS to send its whole request (then 408 from the client error
+ * handler), its head within HEADERS_TIMEOUT_MS; Node checks the deadlines on an interval, so the
+ * interval is a fraction of the shorter one.
+ */
+function httpTimeouts(http: Config['http']) {
+  return {
+    requestTimeout: http.requestTimeoutMs,
+    keepAliveTimeout: http.keepAliveTimeoutMs,
+    connectionTimeout: http.idleTimeoutMs,
+    http: {
+      headersTimeout: http.headersTimeoutMs,
+      requestTimeout: http.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(http.headersTimeoutMs / 4))),
+    },
+  };
+}
+
 /** The whole HTTP surface. It never listens: main.ts does, tests use `inject`. */
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const handleError = errorHandler(ctx.config.bodyLimitBytes);
@@ -82,7 +101,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
     // SPEC wants JSON types as sent: `n: "2"` is an error, not a 2.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
-    return503OnClosing: true,
+    // Fastify's own 503 while closing has its own body; the onRequest hook below answers in ours.
+    return503OnClosing: false,
+    ...httpTimeouts(ctx.config.http),
     // Behind nginx the client's address is in X-Forwarded-For; only the configured proxies are believed.
     ...(ctx.config.trustProxy ? { trustProxy: ctx.config.trustProxy.split(',').map((a) => a.trim()) } : {}),
     // Signed result links carry their render parameters in the path.
@@ -99,10 +120,19 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   registerErrorHandling(app, ctx.config.bodyLimitBytes);
   app.addSchema(ErrorEnvelope);
 
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   // Callback-style hooks: on every request, so no promise allocation for work that is synchronous.
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(CORS_HEADERS);
     reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      return done(serviceUnavailable('The gateway is shutting down: retry the request'));
+    }
     done(request.url.includes('%00') ? badRequest(NUL_REFUSED) : undefined);
   });
   // The body check goes only on routes that can take a body, after their own guards.

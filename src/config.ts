@@ -21,6 +21,19 @@ export interface Config {
   billingUnit: BillingUnit;
   creditsPerUsd: number;
   bodyLimitBytes: number;
+  /** Slow or stalled clients: how long a client may take to send its request, and idle limits. */
+  http: {
+    /** The whole request, head and body; then 408 and the connection is closed. */
+    requestTimeoutMs: number;
+    /** The request head alone (at most requestTimeoutMs). */
+    headersTimeoutMs: number;
+    /** An idle keep-alive connection between requests. */
+    keepAliveTimeoutMs: number;
+    /** A connection on which nothing moves either way (covers a waiting synchronous text call). */
+    idleTimeoutMs: number;
+  };
+  /** Postgres: how long to wait for a new connection before a request fails with 503. */
+  dbConnectTimeoutMs: number;
   keyCachePollMs: number;
   /** Jobs each process runs at once; 0 = this process runs no workers. */
   workers: number;
@@ -145,6 +158,16 @@ function url(env: Env, name: string, fallback: string | undefined, protocols: st
   return raw;
 }
 
+function httpTimeouts(env: Env): Config['http'] {
+  const requestTimeoutMs = int(env, 'REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000);
+  return {
+    requestTimeoutMs,
+    headersTimeoutMs: Math.min(int(env, 'HEADERS_TIMEOUT_MS', 20_000, 100, 3_600_000), requestTimeoutMs),
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
+    idleTimeoutMs: int(env, 'IDLE_TIMEOUT_MS', 300_000, 1000, 3_600_000),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const port = int(env, 'PORT', 8080, 0, 65535);
   const databaseUrl = str(env, 'DATABASE_URL', 'sqlite:./data/gateway.db');
@@ -172,6 +195,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     billingUnit: oneOf(env, 'BILLING_UNIT', 'usd', ['usd', 'credits'] as const),
     creditsPerUsd: int(env, 'CREDITS_PER_USD', 1000, 1, 1_000_000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    http: httpTimeouts(env),
+    dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 3000, 100, 600_000),
     keyCachePollMs: int(env, 'KEY_CACHE_POLL_MS', 500, 50, 60_000),
     workers: int(env, 'WORKERS', 16, 0, 1000),
     jobLeaseMs: int(env, 'JOB_LEASE_MS', 30_000, 100, 3_600_000),

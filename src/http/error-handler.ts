@@ -72,17 +72,33 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
   );
 }
 
+const REQUEST_LINE = /^[A-Z]+ (\S+) HTTP\/1\.[01]\r?\n/;
+
+/**
+ * The path a refused request was for, so its error comes in that route's envelope. The parser gives
+ * no request object: a request timed out midway has a response (and so its request) on the socket;
+ * a refused head starts the raw packet the parser stopped in, or sits in the parser's URL buffer.
+ */
+function refusedRequestUrl(error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket): string {
+  const pending = (socket as { _httpMessage?: { req?: { url?: string } } })._httpMessage?.req?.url;
+  if (pending) return pending;
+  const raw = error.rawPacket ? REQUEST_LINE.exec(error.rawPacket.subarray(0, 2048).toString('latin1'))?.[1] : undefined;
+  return raw ?? (socket as { parser?: { _url?: string } }).parser?._url ?? '/';
+}
+
 /**
  * Fastify's `clientErrorHandler`: a request Node's HTTP parser refuses (bad header line, headers over
- * the size limit) has no URL or request object, so it gets the standard envelope written on the
+ * the size limit, a client too slow to send its request) gets its route's envelope written on the
  * socket, where Fastify's default would write its own body.
  */
 export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-  const message = { 408: 'Request timed out', 431: 'Request headers are too large' }[status as 408 | 431] ?? 'Malformed HTTP request';
-  const body = JSON.stringify(errorBody('/', new ApiError(status, typeForStatus(status), message)));
-  if (socket.writable) {
+  const message = { 408: 'Request timed out: the whole request must arrive within REQUEST_TIMEOUT_MS', 431: 'Request headers are too large' }[status as 408 | 431] ?? 'Malformed HTTP request';
+  const body = JSON.stringify(errorBody(refusedRequestUrl(error, socket), new ApiError(status, typeForStatus(status), message)));
+  // A response already under way cannot be replaced: the connection is only closed.
+  const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  if (socket.writable && !answering) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
         `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
