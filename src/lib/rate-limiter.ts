@@ -15,6 +15,8 @@ export interface RateLimiter {
   hit(key: string, limit: number): Promise<RateDecision>;
   /** Limiters that decide in memory answer at once. */
   hitNow?(key: string, limit: number): RateDecision;
+  /** Takes back one hit of the current window: for limits that count only some outcomes (failed sign-ins). */
+  release(key: string): Promise<void>;
   close(): void;
 }
 
@@ -49,6 +51,12 @@ export class MemoryRateLimiter implements RateLimiter {
     return decide(window.count, limit, start + this.windowMs - now);
   }
 
+  async release(key: string): Promise<void> {
+    const now = Date.now();
+    const window = this.windows.get(key);
+    if (window && window.start === now - (now % this.windowMs) && window.count > 0) window.count -= 1;
+  }
+
   private sweep(): void {
     const now = Date.now();
     for (const [key, window] of this.windows) if (window.start + this.windowMs <= now) this.windows.delete(key);
@@ -68,6 +76,13 @@ if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1])
 return {count, ttl}
 `;
 
+// Never below zero and never a key without an expiry: a release after the window ended does nothing.
+const RELEASE_SCRIPT = `
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+if count > 0 then redis.call('DECR', KEYS[1]) end
+return 0
+`;
+
 export class RedisRateLimiter implements RateLimiter {
   constructor(
     private readonly redis: Redis,
@@ -75,7 +90,9 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly windowMs = WINDOW_MS,
   ) {
     redis.defineCommand('gwRateHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    redis.defineCommand('gwRateRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT });
   }
+
 
   async hit(key: string, limit: number): Promise<RateDecision> {
     const now = Date.now();
@@ -83,6 +100,10 @@ export class RedisRateLimiter implements RateLimiter {
     const untilWindowEnd = this.windowMs - (now % this.windowMs);
     const [count, ttl] = (await (this.redis as any).gwRateHit(windowKey, untilWindowEnd)) as [number, number];
     return decide(count, limit, ttl);
+  }
+
+  async release(key: string): Promise<void> {
+    await (this.redis as any).gwRateRelease(`${this.prefix}${key}:${Math.floor(Date.now() / this.windowMs)}`);
   }
 
   close(): void {}

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { assertAdminToken } from '../../http/auth.ts';
-import { badRequest, forbidden, rateLimited, unauthorized } from '../../http/errors.ts';
+import { badRequest, forbidden, unauthorized } from '../../http/errors.ts';
 import { getUser } from '../accounts/accounts.repo.ts';
 import { decoyHash, hashPassword, verifyPassword } from './password.ts';
 import { tokenHash } from './session-guard.ts';
+import { beginSignInAttempt } from './sign-in-limits.ts';
 import { deleteExpiredSessions, deleteSession, deleteUserSessions, findCredentialsByEmail, insertSession, upsertCredentials } from './sessions.repo.ts';
 
 type Ctx = Pick<AppContext, 'db' | 'config' | 'rateLimiter'>;
@@ -13,14 +14,6 @@ type Ctx = Pick<AppContext, 'db' | 'config' | 'rateLimiter'>;
 export const BAD_SIGN_IN = 'Email or password is incorrect';
 
 const normalizeEmail = (email: string) => email.trim().toLowerCase();
-
-/** Per client address and per email, so neither one guesser nor many addresses can hammer one account. */
-async function limitAttempts(ctx: Ctx, subjects: string[]) {
-  for (const subject of subjects) {
-    const decision = await ctx.rateLimiter.hit(`console-signin:${subject}`, ctx.config.console.signInRpm);
-    if (!decision.allowed) throw rateLimited(Math.max(1, Math.ceil(decision.resetMs / 1000)));
-  }
-}
 
 export interface NewSession {
   token: string;
@@ -43,19 +36,21 @@ async function openSession(ctx: Ctx, role: 'account' | 'operator', userId: strin
 
 export async function signInAccount(ctx: Ctx, input: { email: string; password: string }, clientAddress: string): Promise<NewSession> {
   const email = normalizeEmail(input.email);
-  await limitAttempts(ctx, [`ip:${clientAddress}`, `email:${email}`]);
+  const attempt = await beginSignInAttempt(ctx, clientAddress, email);
   const credentials = await findCredentialsByEmail(ctx.db, email);
   const matches = await verifyPassword(input.password, credentials?.password_hash ?? (await decoyHash()));
   if (!credentials || !matches) throw unauthorized(BAD_SIGN_IN);
   const user = await getUser(ctx.db, credentials.user_id);
   if (!user || user.status !== 'active') throw unauthorized(BAD_SIGN_IN);
+  await attempt.succeeded();
   return openSession(ctx, 'account', user.id);
 }
 
 export async function signInOperator(ctx: Ctx, adminToken: string, clientAddress: string): Promise<NewSession> {
   if (!ctx.config.adminToken) throw forbidden('The admin API is disabled: set ADMIN_TOKEN to enable it');
-  await limitAttempts(ctx, [`ip:${clientAddress}`]);
+  const attempt = await beginSignInAttempt(ctx, clientAddress);
   assertAdminToken(ctx.config, adminToken);
+  await attempt.succeeded();
   return openSession(ctx, 'operator', null);
 }
 
