@@ -16,11 +16,16 @@ export interface RelayOptions {
 
 async function call(call: TaskCall, method: 'GET' | 'POST', path: string, options: RelayOptions, body?: unknown) {
   const { channel } = call;
+  // A submit is retried after a timeout or a 5xx, when the upstream may have taken it anyway: the key,
+  // the same on every retry of this task, lets an upstream that honours it (OpenAI and ModelArk style)
+  // answer with the task it already made instead of a second one.
+  const idempotency = method === 'POST' ? { 'idempotency-key': call.task.id } : {};
   const response = await request(`${channel.base_url}${path}`, {
     method,
     headers: {
       ...(channel.secret ? { authorization: `Bearer ${channel.secret}` } : {}),
       ...(body ? { 'content-type': 'application/json' } : {}),
+      ...idempotency,
     },
     body: body ? JSON.stringify(body) : undefined,
     headersTimeout: options.timeoutMs,
