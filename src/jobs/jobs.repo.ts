@@ -40,13 +40,29 @@ export async function claim(db: Kysely<Database>, dialect: Dialect, owner: strin
     .execute();
 }
 
+/**
+ * Extends the leases of the jobs `owner` is running, in one statement. Only rows still leased to
+ * `owner` are touched, so a job another process took over is never taken back. Returns the ids kept.
+ */
+export async function renew(db: Kysely<Database>, ids: number[], owner: string, leaseMs: number): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .updateTable('jobs')
+    .set({ lease_until: Date.now() + leaseMs })
+    .where('id', 'in', ids)
+    .where('lease_owner', '=', owner)
+    .returning('id')
+    .execute();
+  return rows.map((row) => Number(row.id));
+}
+
 /** Removes a finished job, only if this owner still holds its lease. */
 export async function finish(db: Executor, id: number, owner: string): Promise<boolean> {
   const result = await db.deleteFrom('jobs').where('id', '=', id).where('lease_owner', '=', owner).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
-/** Puts a job back to run again at `runAt`, releasing the lease. */
+/** Puts a job back to run again at `runAt`, releasing the lease, only if this owner still holds it. */
 export async function reschedule(db: Executor, id: number, owner: string, runAt: number, error?: string): Promise<void> {
   await db
     .updateTable('jobs')

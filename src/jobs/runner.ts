@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Dialect } from '../db/index.ts';
 import type { Database, Job, JobKind } from '../db/types.ts';
-import { claim, finish, releaseAll, reschedule } from './jobs.repo.ts';
+import { claim, finish, releaseAll, renew, reschedule } from './jobs.repo.ts';
 
 export type JobOutcome = { done: true } | { retryAt: number; error?: string };
 export type JobHandler = (job: Job) => Promise<JobOutcome>;
@@ -13,16 +13,28 @@ export interface RunnerOptions {
   concurrency: number;
   pollMs: number;
   leaseMs: number;
+  /** How often the leases of running jobs are renewed; a third of the lease by default. */
+  heartbeatMs?: number;
+}
+
+/** One run of one job; `lost` once a renewal found the job leased to another process. */
+interface Held {
+  lost: boolean;
 }
 
 const MAX_BACKOFF_MS = 60_000;
 
 // Claims due jobs with a lease and runs them. Handlers are idempotent: a job may run again after a
-// crash, so every one of them re-reads state and acts only on a compare-and-set.
+// crash, so every one of them re-reads state and acts only on a compare-and-set. While a handler
+// runs, one heartbeat per runner renews the leases of all its running jobs, so a slow callback or
+// upstream call is not started again elsewhere; only a runner that is gone stops renewing.
 export class JobRunner {
   readonly owner = `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private running = false;
   private inFlight = new Set<Promise<void>>();
+  private held = new Map<number, Held>();
+  private heartbeat?: NodeJS.Timeout;
+  private renewing = false;
   private wakeUp?: () => void;
   private loopDone?: Promise<void>;
 
@@ -37,6 +49,9 @@ export class JobRunner {
   start(): void {
     if (this.running) return;
     this.running = true;
+    const every = this.options.heartbeatMs ?? Math.max(1, Math.floor(this.options.leaseMs / 3));
+    this.heartbeat = setInterval(() => void this.renewLeases(), every);
+    this.heartbeat.unref();
     this.loopDone = this.loop();
   }
 
@@ -56,7 +71,8 @@ export class JobRunner {
           this.logger.error({ err }, 'claiming jobs failed');
         }
       }
-      for (const job of claimed) this.track(this.run(job));
+      // A job still running here whose lease ran out (renewals failing) is ours again: not run twice.
+      for (const job of claimed) if (!this.held.has(job.id)) this.track(this.run(job));
       if (claimed.length === free && free > 0) continue;
       await this.sleep(free > 0 ? this.options.pollMs : undefined);
     }
@@ -83,7 +99,38 @@ export class JobRunner {
     });
   }
 
+  private async renewLeases(): Promise<void> {
+    if (this.renewing || this.held.size === 0) return;
+    this.renewing = true;
+    const ids = [...this.held.keys()];
+    try {
+      const kept = new Set(await renew(this.db, ids, this.owner, this.options.leaseMs));
+      for (const id of ids) {
+        const held = this.held.get(id);
+        if (!held || kept.has(id)) continue;
+        held.lost = true;
+        this.held.delete(id);
+        this.logger.warn({ job: id }, 'job lease lost to another process; its outcome will not be recorded here');
+      }
+    } catch (err) {
+      // The next beat tries again; a job whose lease runs out meanwhile may be run again elsewhere.
+      this.logger.error({ err, jobs: ids.length }, 'renewing job leases failed');
+    } finally {
+      this.renewing = false;
+    }
+  }
+
   private async run(job: Job): Promise<void> {
+    const held: Held = { lost: false };
+    this.held.set(job.id, held);
+    try {
+      await this.runHeld(job, held);
+    } finally {
+      if (this.held.get(job.id) === held) this.held.delete(job.id);
+    }
+  }
+
+  private async runHeld(job: Job, held: Held): Promise<void> {
     const handler = this.handlers[job.kind];
     let outcome: JobOutcome;
     try {
@@ -94,6 +141,8 @@ export class JobRunner {
       this.logger.warn({ err, job: job.id, kind: job.kind, task: job.task_id }, 'job failed; will retry');
       outcome = { retryAt: Date.now() + backoff, error: err instanceof Error ? err.message : String(err) };
     }
+    // Another process runs it now; finish and reschedule check the owner too, this saves the round trip.
+    if (held.lost) return;
     try {
       if ('done' in outcome) await finish(this.db, job.id, this.owner);
       else await reschedule(this.db, job.id, this.owner, outcome.retryAt, outcome.error);
@@ -111,6 +160,7 @@ export class JobRunner {
     await this.loopDone;
     const timeout = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([Promise.allSettled([...this.inFlight]), timeout]);
+    clearInterval(this.heartbeat);
     await releaseAll(this.db, this.owner).catch((err) => this.logger.error({ err }, 'releasing leases failed'));
   }
 }
