@@ -4,6 +4,7 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createDb, type Dialect, type DbOptions } from './db/index.ts';
 import { migrateToLatest } from './db/migrations.ts';
+import { explainDatabaseError } from './db/outage.ts';
 import type { Database } from './db/types.ts';
 import { KeyCache } from './lib/key-cache.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
@@ -67,10 +68,27 @@ export interface ContextOptions {
   listen?: boolean;
 }
 
+/** Opens and migrates the database; a failure names DATABASE_URL and where it points. */
+async function openDatabase(config: Readonly<Config>, logger: Logger, options: DbOptions = {}) {
+  let opened: ReturnType<typeof createDb> | undefined;
+  try {
+    opened = createDb(config.databaseUrl, {
+      poolSize: config.dbPoolSize,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+      onConnectionError: (err) => logger.warn({ err: err.message }, 'a database connection failed; the next query opens another'),
+      ...options,
+    });
+    await migrateToLatest(opened.db, opened.dialect, opened.schema);
+    return opened;
+  } catch (err) {
+    await opened?.close().catch(() => {});
+    throw explainDatabaseError(config.databaseUrl, err);
+  }
+}
+
 export async function createContext(config: Readonly<Config>, options: ContextOptions = {}): Promise<AppContext> {
   const logger = options.logger ?? pino({ level: config.logLevel });
-  const { db, dialect, schema, close: closeDb } = createDb(config.databaseUrl, { poolSize: config.dbPoolSize, ...options.db });
-  await migrateToLatest(db, dialect, schema);
+  const { db, dialect, schema, close: closeDb } = await openDatabase(config, logger, options.db);
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, 'main') : undefined;
   const subscriber = redis && options.listen !== false ? await connectRedis(config.redisUrl!, 'sub') : undefined;
   const keyCache = new KeyCache(db, config.keyCachePollMs, redis);

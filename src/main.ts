@@ -4,8 +4,7 @@ import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createContext, type AppContext } from './context.ts';
 import { ensureDemoAccount, type DemoAccount } from './modules/accounts/demo.ts';
-import { createDb } from './db/index.ts';
-import { migrateToLatest } from './db/migrations.ts';
+import { migrateDatabase } from './db/migrations.ts';
 import { ensureSimulatorChannel } from './modules/channels/channels.service.ts';
 import { allModelIds } from './modules/catalog/models.ts';
 import { startWorkers } from './modules/tasks/engine.ts';
@@ -103,9 +102,7 @@ export async function work(config: Readonly<Config>): Promise<void> {
 export async function serveCluster(config: Readonly<Config>): Promise<void> {
   if (!cluster.isPrimary) return serve(config);
   // Migrate once, before the processes start, so they never race each other for it.
-  const { db, dialect, schema, close } = createDb(config.databaseUrl);
-  await migrateToLatest(db, dialect, schema);
-  await close();
+  await migrateDatabase(config.databaseUrl);
   let stopping = false;
   for (let i = 0; i < config.cluster; i++) cluster.fork();
   cluster.on('exit', (worker, code, signal) => {

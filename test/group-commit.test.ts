@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { GroupCommit, WholeBatchRefused } from '../src/db/group-commit.ts';
-import { backendName, createTestApp, type TestApp } from './harness.ts';
+import { createDb } from '../src/db/index.ts';
+import { NotConnected } from '../src/db/outage.ts';
+import { backendName, createTestApp, usingPostgres, type TestApp } from './harness.ts';
+import { startTcpProxy } from './support/tcp-proxy.ts';
 
 // The careful path may write a batch only when the whole-batch write certainly kept nothing;
 // otherwise (a connection lost while the statement may have committed) a fallback could write it twice.
@@ -109,3 +113,59 @@ describe(`group commit: items nobody waits on [${backendName}]`, () => {
     expect(reasons).toEqual([refused]);
   });
 });
+
+describe(`group commit: a batch that never reached the database [${backendName}]`, () => {
+  it('waiting callers are failed at once; items nobody waits on are written once it answers again', async () => {
+    let down = 2;
+    const written: number[] = [];
+    const commit = new GroupCommit<number>(t.ctx.db, 1, async () => [], () => {}, async (items) => {
+      if (down-- > 0) throw new NotConnected(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+      written.push(...items);
+    });
+    const told: unknown[] = [];
+    commit.queue(1, 1, (error) => told.push(error ?? 'written'));
+    await expect(commit.add(2)).rejects.toBeInstanceOf(NotConnected);
+    await until(() => told.length === 1);
+    expect(told).toEqual(['written']);
+    expect(written).toEqual([1]);
+  });
+});
+
+describe.runIf(usingPostgres)('group commit through a cut connection [postgres]', () => {
+  it('a settlement queued while Postgres is unreachable is committed exactly once after it returns', async () => {
+    const target = new URL(process.env.DATABASE_URL!);
+    const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+    const url = new URL(process.env.DATABASE_URL!);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const store = createDb(url.toString(), { schema: t.database.schema, connectTimeoutMs: 500 });
+    try {
+      await sql`create table gc_probe (n integer primary key)`.execute(store.db);
+      const commit = new GroupCommit<number>(store.db, 1, async (trx, items) => {
+        for (const n of items) await sql`insert into gc_probe (n) values (${n})`.execute(trx);
+        return items.map(() => undefined);
+      });
+      await proxy.cut();
+      const told: unknown[] = [];
+      commit.queue(1, 1, (error) => told.push(error ?? 'written'));
+      await expect(commit.add(2)).rejects.toBeInstanceOf(NotConnected);
+      await new Promise((r) => setTimeout(r, 800));
+      expect(told).toEqual([]);
+      await proxy.restore();
+      await until(() => told.length === 1, 10_000);
+      expect(told).toEqual(['written']);
+      const { rows } = await sql<{ n: number }>`select n from gc_probe order by n`.execute(store.db);
+      expect(rows).toEqual([{ n: 1 }]);
+    } finally {
+      await store.close();
+      await proxy.close();
+    }
+  }, 30_000);
+});
+
+async function until(done: () => boolean, timeoutMs = 5000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

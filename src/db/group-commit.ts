@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './types.ts';
+import { NotConnected, isStoreUnavailable } from './outage.ts';
 
 /**
  * Thrown by a whole-batch write when it is certain that nothing of the batch was kept (the database
@@ -26,7 +27,13 @@ interface Pending<Item> {
   settled?: Promise<void>;
   /** For an item queued with `addSoon` or `queue` (nobody waits on it): when it must be written by; 0 for `add`. */
   dueAt: number;
+  /** When a batch holding it first failed to reach the database. */
+  firstFailedAt?: number;
 }
+
+const UNSENT_RETRY_MIN_MS = 200;
+const UNSENT_RETRY_MAX_MS = 5000;
+const UNSENT_RETRY_FOR_MS = 120_000;
 
 /** How long an item queued with `addSoon` may wait for a batch to ride along with. */
 export const SOON_MS = 2;
@@ -45,6 +52,10 @@ export class GroupCommit<Item> {
   /** Batches being written now: `flush` waits for them too. */
   private writing = new Set<Pending<Item>[]>();
   private soonTimer: NodeJS.Timeout | undefined;
+  /** Items of batches that never reached the database, waiting for it to answer again. */
+  private unsent: Pending<Item>[] = [];
+  private unsentTimer: NodeJS.Timeout | undefined;
+  private unsentDelay = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -146,17 +157,42 @@ export class GroupCommit<Item> {
         try {
           failures = await this.writeBatch(batch.map((p) => p.item));
         } catch (error) {
-          for (const pending of batch) settleSafely(pending, error);
+          if (error instanceof NotConnected) this.retryUnsent(batch, error);
+          else for (const pending of batch) settleSafely(pending, error);
           continue;
         } finally {
           this.writing.delete(batch);
         }
+        this.unsentDelay = 0;
         this.committed(batch.filter((_, i) => !failures[i]).map((p) => p.item));
         batch.forEach((pending, i) => settleSafely(pending, failures[i]));
       }
     } finally {
       this.running--;
     }
+  }
+
+  /**
+   * The database could not be reached, so nothing of the batch was sent. A caller waiting on its
+   * item is told at once (it answers 503); an item nobody waits on (a settlement) is kept and
+   * written once the database answers again, for up to UNSENT_RETRY_FOR_MS.
+   */
+  private retryUnsent(batch: Pending<Item>[], error: NotConnected): void {
+    const now = performance.now();
+    for (const pending of batch) {
+      if (pending.dueAt === 0 || now - (pending.firstFailedAt ??= now) > UNSENT_RETRY_FOR_MS) settleSafely(pending, error);
+      else this.unsent.push(pending);
+    }
+    if (this.unsent.length === 0 || this.unsentTimer) return;
+    this.unsentDelay = Math.min(UNSENT_RETRY_MAX_MS, this.unsentDelay * 2 || UNSENT_RETRY_MIN_MS);
+    this.unsentTimer = setTimeout(() => {
+      this.unsentTimer = undefined;
+      const again = this.unsent.splice(0);
+      for (const pending of again) pending.dueAt = performance.now();
+      this.queued.unshift(...again);
+      if (this.running < this.parallel) void this.drain();
+    }, this.unsentDelay);
+    this.unsentTimer.unref();
   }
 
   private async writeBatch(items: Item[]): Promise<(Error | undefined)[]> {
@@ -168,7 +204,18 @@ export class GroupCommit<Item> {
         if (!(error instanceof WholeBatchRefused)) throw error;
       }
     }
-    return this.db.transaction().execute((trx) => this.write(trx, items));
+    // Up to its COMMIT a transaction that fails keeps nothing: a store outage before then is known
+    // to have kept nothing, so the batch may be written again.
+    let committing = false;
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const failures = await this.write(trx, items);
+        committing = true;
+        return failures;
+      });
+    } catch (error) {
+      throw !committing && isStoreUnavailable(error) ? new NotConnected(error) : error;
+    }
   }
 }
 

@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './types.ts';
 import { startCheckpointer } from './checkpointer.ts';
 import { WholeBatchRefused } from './group-commit.ts';
+import { NotConnected, isStoreUnavailable } from './outage.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -50,6 +51,10 @@ export interface Db {
 
 export interface DbOptions {
   poolSize?: number;
+  /** Postgres: how long to wait for a new connection (then the query fails, and the caller gets 503). */
+  connectTimeoutMs?: number;
+  /** Told of a connection that failed while nobody was using it (Postgres restarted, a backend killed). */
+  onConnectionError?: (error: Error) => void;
   /** Postgres only: run every connection in this schema (tests use one fresh schema each). */
   schema?: string;
 }
@@ -127,18 +132,38 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     max: options.poolSize ?? 10,
     types: pgTypes,
     options: options.schema ? `-c search_path=${options.schema}` : undefined,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 3000,
+    // A dead peer (failover, a cut network) is noticed by TCP keepalive instead of hanging a query.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
+  keepAliveOnConnectionErrors(pool, options.onConnectionError ?? (() => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   rawReaders.set(db, async (text, params) => (await pool.query(text, params as unknown[])).rows);
   namedRunners.set(db, async (name, text, params) => {
+    const client = await pool.connect().catch((error) => Promise.reject(new NotConnected(error)));
+    let broken: Error | undefined;
     try {
-      return (await pool.query({ name, text, values: params as unknown[] })).rows;
+      return (await client.query({ name, text, values: params as unknown[] })).rows;
     } catch (error) {
+      if (isStoreUnavailable(error)) broken = error as Error;
       // The server answered with an error: the statement, run outside any transaction, kept nothing.
       throw error instanceof pg.DatabaseError ? new WholeBatchRefused(error) : error;
+    } finally {
+      client.release(broken);
     }
   });
   return { db, dialect: 'postgres', schema: options.schema ?? schemaFromUrl(url), close: () => db.destroy() };
+}
+
+/**
+ * pg emits `error` on an idle pooled client whose connection dies, and on a checked-out client
+ * between its queries; with no listener that error ends the process. Each one is reported and the
+ * client dropped: the pool opens a new connection for the next query, once the server answers again.
+ */
+function keepAliveOnConnectionErrors(pool: pg.Pool, report: (error: Error) => void): void {
+  pool.on('error', report);
+  pool.on('connect', (client) => client.on('error', report));
 }
 
 export async function ping(db: Kysely<Database>): Promise<void> {

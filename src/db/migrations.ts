@@ -1,5 +1,6 @@
 import { Kysely, Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
-import type { Dialect } from './index.ts';
+import { createDb, type Db, type Dialect } from './index.ts';
+import { explainDatabaseError } from './outage.ts';
 
 // Each migration takes the dialect, so the few differences (auto-increment ids) stay in one place.
 type DialectMigration = (dialect: Dialect) => Migration;
@@ -299,3 +300,16 @@ export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?
 
 /** Postgres: undefined column, table or schema, as a concurrent change in another schema causes them. */
 const changedElsewhere = (error: unknown) => ['42703', '42P01', '3F000'].includes((error as { code?: string } | undefined)?.code ?? '');
+
+/** `gateway migrate` and a cluster's primary: open, migrate, close; a failure names DATABASE_URL. */
+export async function migrateDatabase(url: string): Promise<string[]> {
+  let opened: Db | undefined;
+  try {
+    opened = createDb(url);
+    return await migrateToLatest(opened.db, opened.dialect, opened.schema);
+  } catch (err) {
+    throw explainDatabaseError(url, err);
+  } finally {
+    await opened?.close().catch(() => {});
+  }
+}

@@ -2,7 +2,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ClientGone } from './call-signal.ts';
-import { ApiError, nativeStatus, notFound, payloadTooLarge, typeForStatus, unsupportedMediaType } from './errors.ts';
+import { isStoreUnavailable } from '../db/outage.ts';
+import { ApiError, nativeStatus, notFound, payloadTooLarge, serviceUnavailable, typeForStatus, unsupportedMediaType } from './errors.ts';
 
 // The one place where errors become response bodies. Three families share it:
 // standard (SPEC 7.1), native text (SPEC 7.2, `/v1beta/...`) and messages (7.1 plus `"type":"error"`).
@@ -29,6 +30,11 @@ function toApiError(error: FastifyError, request: FastifyRequest, bodyLimit: num
     if (error.validationContext === 'body' && first?.instancePath === '' && first.keyword === 'type') {
       return new ApiError(400, 'invalid_request_error', 'Request body must be a JSON object (content-type: application/json)');
     }
+    if (first?.keyword === 'additionalProperties') {
+      // ajv's message names no field: the caller must learn which one this request does not take.
+      const field = [...first.instancePath.split('/').filter(Boolean), first.params.additionalProperty].join('.');
+      return new ApiError(400, 'invalid_request_error', `Unknown field "${field}": this request takes only its documented fields`);
+    }
     return new ApiError(400, 'invalid_request_error', error.message.replace(/^body\//, ''));
   }
   switch (error.code) {
@@ -52,6 +58,11 @@ export function errorHandler(bodyLimit: number) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const apiError = toApiError(error, request, bodyLimit);
     if (apiError) return sendError(request, reply, apiError);
+    if (isStoreUnavailable(error)) {
+      // An outage, not a bug: one line without a stack, and a 503 the caller may retry.
+      request.log.warn({ reqId: request.id, url: request.url, err: (error as Error).message }, 'a backing store is unavailable');
+      return sendError(request, reply, serviceUnavailable('The service is temporarily unavailable (a backing store does not answer): retry shortly'));
+    }
     if (error instanceof ClientGone) {
       // Not a failure of ours: an information line, not an error with a stack. Nobody is left to
       // read the answer (499 is nginx's "client closed request").

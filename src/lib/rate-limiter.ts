@@ -83,7 +83,14 @@ if count > 0 then redis.call('DECR', KEYS[1]) end
 return 0
 `;
 
+/**
+ * Counts in Redis, shared by every process. While Redis does not answer, each process counts on its
+ * own (the limits still hold per process, and nothing waits for Redis); Redis counts again as soon
+ * as it answers.
+ */
 export class RedisRateLimiter implements RateLimiter {
+  private readonly fallback: MemoryRateLimiter;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'gw:rl:',
@@ -91,20 +98,28 @@ export class RedisRateLimiter implements RateLimiter {
   ) {
     redis.defineCommand('gwRateHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     redis.defineCommand('gwRateRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT });
+    this.fallback = new MemoryRateLimiter(windowMs);
   }
-
 
   async hit(key: string, limit: number): Promise<RateDecision> {
     const now = Date.now();
     const windowKey = `${this.prefix}${key}:${Math.floor(now / this.windowMs)}`;
     const untilWindowEnd = this.windowMs - (now % this.windowMs);
-    const [count, ttl] = (await (this.redis as any).gwRateHit(windowKey, untilWindowEnd)) as [number, number];
-    return decide(count, limit, ttl);
+    let answer: [number, number];
+    try {
+      answer = (await (this.redis as any).gwRateHit(windowKey, untilWindowEnd)) as [number, number];
+    } catch {
+      return this.fallback.hitNow(key, limit);
+    }
+    return decide(answer[0], limit, answer[1]);
   }
 
   async release(key: string): Promise<void> {
-    await (this.redis as any).gwRateRelease(`${this.prefix}${key}:${Math.floor(Date.now() / this.windowMs)}`);
+    const windowKey = `${this.prefix}${key}:${Math.floor(Date.now() / this.windowMs)}`;
+    await Promise.all([(this.redis as any).gwRateRelease(windowKey).catch(() => undefined), this.fallback.release(key)]);
   }
 
-  close(): void {}
+  close(): void {
+    this.fallback.close();
+  }
 }

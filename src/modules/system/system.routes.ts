@@ -4,6 +4,8 @@ import type { AppContext } from '../../context.ts';
 import { ping } from '../../db/index.ts';
 import { serviceUnavailable } from '../../http/errors.ts';
 
+const READY_TIMEOUT_MS = 2000;
+
 export function systemRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     const Health = Type.Object({ status: Type.String() });
@@ -12,12 +14,18 @@ export function systemRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 
     app.get('/readyz', { schema: { tags: ['system'], summary: 'The database (and Redis, when set) answer', response: { 200: Health } } },
       async () => {
+        let timer: NodeJS.Timeout | undefined;
         try {
-          await ping(ctx.db);
-          if (ctx.redis) await ctx.redis.ping();
+          // A store that takes connections but never answers (a cut network) must not hang the probe.
+          const late = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`no answer within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+          });
+          await Promise.race([Promise.all([ping(ctx.db), ctx.redis?.ping()]), late]);
         } catch (err) {
           ctx.logger.warn({ err }, 'readiness check failed');
           throw serviceUnavailable('Not ready: a backing store does not answer');
+        } finally {
+          clearTimeout(timer);
         }
         return { status: 'ready' };
       });
