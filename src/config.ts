@@ -61,7 +61,7 @@ export interface Config {
   /** Fastify's trustProxy: addresses of proxies whose X-Forwarded-For names the client (sign-in limits). */
   trustProxy: string | undefined;
   console: {
-    /** Sign-in attempts per minute, per client address and per email. */
+    /** Wrong sign-in passwords per minute per client address (see console/sign-in-limits.ts). */
     signInRpm: number;
     sessionHours: number;
     /** The built console (vite build output); absent = the console is not served. */
