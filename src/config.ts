@@ -13,6 +13,8 @@ export interface Config {
   writeBatchesInFlight: number;
   redisUrl: string | undefined;
   adminToken: string | undefined;
+  /** When set, GET /metrics needs `Authorization: Bearer <this>`. */
+  metricsToken: string | undefined;
   publicBaseUrl: string;
   logLevel: string;
   nodeEnv: string;
@@ -181,12 +183,14 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const nodeEnv = str(env, 'NODE_ENV', 'development');
   const config: Config = {
     port,
-    host: str(env, 'HOST', '0.0.0.0'),
+    // Loopback by default: the quick start prints a funded demo key. Deployments set HOST=0.0.0.0.
+    host: str(env, 'HOST', '127.0.0.1'),
     databaseUrl,
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 500),
     writeBatchesInFlight: int(env, 'WRITE_BATCHES', 1, 1, 100),
     redisUrl: url(env, 'REDIS_URL', undefined, ['redis:', 'rediss:']),
     adminToken,
+    metricsToken: optional(env, 'METRICS_TOKEN'),
     publicBaseUrl: url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/+$/, ''),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     nodeEnv,

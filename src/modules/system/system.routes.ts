@@ -1,10 +1,16 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { ping } from '../../db/index.ts';
-import { serviceUnavailable } from '../../http/errors.ts';
+import { serviceUnavailable, unauthorized } from '../../http/errors.ts';
 
 const READY_TIMEOUT_MS = 2000;
+
+function sameSecret(given: string | undefined, expected: Buffer): boolean {
+  const bytes = Buffer.from(given ?? '');
+  return bytes.length === expected.length && timingSafeEqual(bytes, expected);
+}
 
 export function systemRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -30,7 +36,9 @@ export function systemRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         return { status: 'ready' };
       });
 
-    app.get('/metrics', { schema: { tags: ['system'], summary: 'Prometheus metrics', hide: true } }, async (_request, reply) => {
+    const metricsAuth = ctx.config.metricsToken ? Buffer.from(`Bearer ${ctx.config.metricsToken}`) : undefined;
+    app.get('/metrics', { schema: { tags: ['system'], summary: 'Prometheus metrics (METRICS_TOKEN, when set, as a bearer token)', hide: true } }, async (request, reply) => {
+      if (metricsAuth && !sameSecret(request.headers.authorization, metricsAuth)) throw unauthorized('GET /metrics needs Authorization: Bearer $METRICS_TOKEN');
       reply.header('content-type', ctx.metrics.registry.contentType);
       return ctx.metrics.registry.metrics();
     });
