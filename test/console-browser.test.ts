@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { request } from 'undici';
@@ -10,9 +11,10 @@ import { freePort } from './support/gateway-process.ts';
 import { startReceiver, waitUntil, type Receiver } from './support/receiver.ts';
 
 // The console in a real browser against a real port: what an account holder and the operator do.
-// Screenshots of the main pages land in docs/screenshots (linked from the README).
+// Screenshots of the main pages land in a temporary folder, so `npm test` leaves the tree clean;
+// `npm run screenshots` refreshes the ones in docs/screenshots (linked from the README).
 
-const SCREENSHOTS = path.resolve(import.meta.dirname, '../docs/screenshots');
+const SCREENSHOTS = process.env.SCREENSHOTS_DIR ? path.resolve(process.env.SCREENSHOTS_DIR) : fs.mkdtempSync(path.join(os.tmpdir(), 'gw-screenshots-'));
 const PASSWORD = 'browser-test-password';
 const VIEWPORTS = { desktop: { width: 1280, height: 860 }, phone: { width: 390, height: 844 } };
 
