@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import type { Static, TSchema } from 'typebox';
+import { Value } from 'typebox/value';
 import { pathToFileURL } from 'node:url';
 import { createContext, type AppContext } from './context.ts';
 import { createDb } from './db/index.ts';
@@ -10,6 +12,8 @@ import * as channels from './modules/channels/channels.service.ts';
 import { setCredentials } from './modules/console/console.service.ts';
 import { auditLedger } from './modules/billing/ledger.audit.ts';
 import { ApiError } from './http/errors.ts';
+import { UpdateKeyBody } from './modules/admin/admin.schemas.ts';
+import { CreateChannelBody, UpdateChannelBody } from './modules/channels/channels.schemas.ts';
 
 const USAGE = `gateway <command> [options]   (every command prints JSON)
 
@@ -69,6 +73,20 @@ function need<T>(name: string, value: T | undefined): T {
   return value;
 }
 
+const OPTION_OF: Record<string, string> = { rate_limit_rpm: 'rpm', base_url: 'base-url', model_mapping: 'mapping' };
+
+/** The options checked by the schema of the HTTP route that does the same (an option left out is absent). */
+function checked<T extends TSchema>(schema: T, options: Record<string, unknown>): Static<T> {
+  const value = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+  const errors = [...Value.Errors(schema, value)];
+  if (errors.length === 0) return value as Static<T>;
+  const field = errors[0]!.instancePath.split('/')[1] ?? '';
+  // A choice (status) fails once per allowed value: name them rather than "must be equal to constant".
+  const allowed = errors.filter((e) => e.keyword === 'const' && e.instancePath === errors[0]!.instancePath).map((e) => (e.params as { allowedValue: unknown }).allowedValue);
+  const message = allowed.length > 0 ? `must be one of ${allowed.join(', ')}` : errors[0]!.message;
+  throw new ApiError(400, 'invalid_request_error', `--${OPTION_OF[field] ?? field} ${message}`);
+}
+
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
 function channelInput(v: Values) {
@@ -111,20 +129,15 @@ async function run(ctx: AppContext, words: string[], v: Values): Promise<unknown
     case 'keys list':
       return accounts.findKeys(ctx, need('user', v.user));
     case 'keys update':
-      return accounts.changeKey(ctx, need('ID', id), {
-        name: v.name,
-        status: v.status as 'active' | 'disabled' | undefined,
-        quota: num('quota', v.quota),
-        rate_limit_rpm: num('rpm', v.rpm),
-      });
+      return accounts.changeKey(ctx, need('ID', id), checked(UpdateKeyBody, { name: v.name, status: v.status, quota: num('quota', v.quota), rate_limit_rpm: num('rpm', v.rpm) }));
     case 'keys delete':
       return accounts.deleteKey(ctx, need('ID', id));
     case 'channels create':
-      return channels.createChannel(ctx.db, { ...channelInput(v), name: need('name', v.name), type: need('type', v.type), models: need('models', channelInput(v).models) });
+      return channels.createChannel(ctx.db, checked(CreateChannelBody, { ...channelInput(v), name: need('name', v.name), type: need('type', v.type), models: need('models', channelInput(v).models) }));
     case 'channels list':
       return channels.findChannels(ctx.db);
     case 'channels update':
-      return channels.changeChannel(ctx.db, need('ID', id), { ...channelInput(v), status: v.status as 'enabled' | 'disabled' | undefined });
+      return channels.changeChannel(ctx.db, need('ID', id), checked(UpdateChannelBody, { ...channelInput(v), status: v.status }));
     case 'channels delete':
       return channels.removeChannel(ctx.db, need('ID', id));
     case 'ledger audit': {

@@ -47,6 +47,20 @@ describe(`the gateway command prints JSON [${backendName}]`, () => {
     // Thirteen process starts: generous, as a loaded CI machine makes each one slow.
   }, 180_000);
 
+  it('keys update and channels update take only what their HTTP routes take', async () => {
+    await gateway('migrate');
+    const user = (await gateway('users', 'create', '--name', 'cli-checks', '--balance', '1')).json;
+    const key = (await gateway('keys', 'create', '--user', user.id, '--quota', '1')).json;
+    const deleted = await gateway('keys', 'update', key.id, '--status', 'deleted');
+    expect(deleted.code).toBe(1);
+    expect(deleted.json.error).toMatchObject({ code: 400, message: '--status must be one of active, disabled' });
+    const channel = (await gateway('channels', 'create', '--name', 'c', '--type', 'simulator', '--models', 'imggen-2')).json;
+    const weight = await gateway('channels', 'update', channel.id, '--weight', '1.5');
+    expect(weight.json.error).toMatchObject({ code: 400, message: '--weight must be integer' });
+    expect((await gateway('keys', 'list', '--user', user.id)).json).toMatchObject([{ id: key.id, status: 'active' }]);
+    expect((await gateway('channels', 'list')).json.find((c: any) => c.id === channel.id)).toMatchObject({ weight: 1 });
+  }, 120_000);
+
   it('a bad command exits 1 with a JSON error', async () => {
     const bad = await gateway('users', 'explode');
     expect(bad.code).toBe(1);

@@ -60,7 +60,7 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     });
     const prices = () => ({ source: ctx.prices.source(), models: ctx.pricing.table().models });
     app.get('/admin/prices', { schema: doc('The prices in force', { response: { 200: Prices } }) }, prices);
-    app.put('/admin/prices', { schema: doc('Replace every price (all processes within seconds; open holds keep their amount)', { body: Type.Object({ models: Type.Record(Type.String(), Type.Unknown()) }), response: { 200: Prices, ...ErrorResponses } }) },
+    app.put('/admin/prices', { schema: doc('Replace every price (all processes within seconds; open holds keep their amount)', { body: S.PricesBody, response: { 200: Prices, ...ErrorResponses } }) },
       async (request) => {
         await ctx.prices.save(request.body);
         return prices();

@@ -1,16 +1,19 @@
 import { Type } from 'typebox';
 
+// Every write body takes only its documented fields: anything else is a 400 naming it, never a column.
+const closed = { additionalProperties: false } as const;
+
 const Amount = Type.Number({ minimum: 0, maximum: 1e12, description: 'In the configured balance unit (USD or credits)' });
 
 export const CreateUserBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   balance: Type.Optional(Amount),
-});
+}, closed);
 
 export const TopUpBody = Type.Object({
   amount: Type.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'In the configured balance unit' }),
   note: Type.Optional(Type.String({ maxLength: 500 })),
-});
+}, closed);
 
 export const ListQuery = Type.Object({
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
@@ -41,14 +44,17 @@ export const CreateKeyBody = Type.Object({
   quota: Type.Optional(Amount),
   unlimited: Type.Optional(Type.Boolean()),
   rate_limit_rpm: Type.Optional(RateLimit),
-});
+}, closed);
 
 export const UpdateKeyBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')])),
   quota: Type.Optional(Amount),
   rate_limit_rpm: Type.Optional(RateLimit),
-});
+}, closed);
+
+// Each model's prices are checked against the pricing schema when saved (billing/price-table.ts).
+export const PricesBody = Type.Object({ models: Type.Record(Type.String(), Type.Unknown()) }, closed);
 
 export const KeysQuery = Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 100 }) });
 

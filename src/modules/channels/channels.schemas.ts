@@ -13,9 +13,10 @@ export const CreateChannelBody = Type.Object({
   priority: Type.Optional(Type.Integer({ minimum: -1000, maximum: 1000 })),
   weight: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   status: Type.Optional(Type.Union([Type.Literal('enabled'), Type.Literal('disabled')])),
-});
+}, { additionalProperties: false });
 
-export const UpdateChannelBody = Type.Partial(CreateChannelBody);
+// Partial drops the object's options: a field that is not a channel's stays a 400 here too.
+export const UpdateChannelBody = Type.Partial(CreateChannelBody, { additionalProperties: false });
 
 export const Channel = Type.Object(
   {

@@ -181,13 +181,19 @@ export async function createChannel(db: Kysely<Database>, input: ChannelInput) {
 export async function changeChannel(db: Kysely<Database>, id: string, input: Partial<ChannelInput>) {
   const existing = await getChannel(db, id);
   if (!existing) throw notFound(`No channel ${id}`);
-  checkChannel({ type: existing.type, base_url: existing.base_url, ...input });
-  const { models, model_mapping, base_url, ...rest } = input;
+  // A field left out (or undefined, as the CLI passes it) keeps the stored value, also for the check.
+  checkChannel({ type: input.type ?? existing.type, base_url: input.base_url === undefined ? existing.base_url : input.base_url });
+  const { name, type, base_url, secret, models, model_mapping, priority, weight, status } = input;
   await updateChannel(db, id, {
-    ...rest,
-    ...(base_url !== undefined ? { base_url: base_url?.replace(/\/+$/, '') ?? null } : {}),
-    ...(models ? { models: JSON.stringify(models) } : {}),
-    ...(model_mapping ? { model_mapping: JSON.stringify(model_mapping) } : {}),
+    name,
+    type,
+    secret,
+    priority,
+    weight,
+    status,
+    base_url: base_url === undefined ? undefined : (base_url?.replace(/\/+$/, '') ?? null),
+    models: models && JSON.stringify(models),
+    model_mapping: model_mapping && JSON.stringify(model_mapping),
   });
   return channelView((await getChannel(db, id))!);
 }

@@ -1,11 +1,14 @@
 import { Type } from 'typebox';
 
+// Every write body takes only its documented fields: anything else is a 400 naming it.
+const closed = { additionalProperties: false } as const;
+
 export const AccountSignInBody = Type.Object({
   email: Type.String({ minLength: 1, maxLength: 320 }),
   password: Type.String({ minLength: 1, maxLength: 1000 }),
-});
+}, closed);
 
-export const OperatorSignInBody = Type.Object({ admin_token: Type.String({ minLength: 1, maxLength: 1000 }) });
+export const OperatorSignInBody = Type.Object({ admin_token: Type.String({ minLength: 1, maxLength: 1000 }) }, closed);
 
 export const Session = Type.Object({
   role: Type.Union([Type.Literal('account'), Type.Literal('operator')]),
@@ -28,9 +31,9 @@ export const NewKeyBody = Type.Object({
   quota: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: 'In the balance unit; omit with unlimited: true' })),
   unlimited: Type.Optional(Type.Boolean()),
   rate_limit_rpm: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()])),
-});
+}, closed);
 
-export const KeyStatusBody = Type.Object({ status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]) });
+export const KeyStatusBody = Type.Object({ status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]) }, closed);
 
 export const KeyUsage = Type.Object({
   key_id: Type.String(),
@@ -78,7 +81,7 @@ export const SigningSecret = Type.Object({ secret: Type.String({ description: 'S
 export const CredentialsBody = Type.Object({
   email: Type.String({ minLength: 3, maxLength: 320 }),
   password: Type.String({ minLength: 1, maxLength: 1000 }),
-});
+}, closed);
 
 export const StatsQuery = Type.Object({ days: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$' })) });
 
