@@ -6,7 +6,7 @@ import { fromBalance, toBalance, toCredits } from '../../lib/money.ts';
 import { adjustKeyQuota, topUp } from '../billing/ledger.ts';
 import { getUser, insertUser, listUsers, NO_OPEN_HOLDS, openHoldsOf, type OpenHolds } from './accounts.repo.ts';
 import { generateKeySecret } from './key-secret.ts';
-import { getKey, insertKey, listKeys, updateKey } from './keys.repo.ts';
+import { getKey, insertKey, listKeys, lockKey, updateKey, updateKeySettings } from './keys.repo.ts';
 
 type Ctx = Pick<AppContext, 'db' | 'config' | 'keyCache' | 'quotas'>;
 
@@ -133,22 +133,30 @@ export interface KeyChanges {
 }
 
 export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges) {
-  const key = await existingKey(ctx, id);
-  if (changes.quota !== undefined && key.unlimited === 1) throw badRequest('quota: this key is unlimited');
-  await ctx.db.transaction().execute(async (trx) => {
-    const { quota, ...columns } = changes;
-    if (quota !== undefined) {
+  // Deleting also sets deleted_at (deleteKey): a status alone would leave the key half deleted.
+  if (changes.status !== undefined && !['active', 'disabled'].includes(changes.status)) throw badRequest('status must be active or disabled');
+  const target = changes.quota === undefined ? undefined : units(ctx, 'quota', changes.quota);
+  const key = await ctx.db.transaction().execute(async (trx) => {
+    // Read under the row lock: a key read before it may have paid for submits since, and a change
+    // worked out from that read would be a debit it can no longer pay.
+    const locked = await lockKey(trx, id);
+    if (!locked || locked.status === 'deleted') throw notFound(`No key ${id}`);
+    if (target !== undefined) {
+      if (locked.unlimited === 1) throw badRequest('quota: this key is unlimited');
       // The quota shown is what open holds have not spent plus the column: set that, and let the
       // column go no lower than 0 (a hold bigger than the new quota gives its rest back on top).
       const held = (await openHoldsOf(trx, 'key_id', [id])).get(id)?.limited ?? 0;
-      const delta = Math.max(units(ctx, 'quota', quota) - (key.quota_remain + held), -key.quota_remain);
-      if (delta !== 0) await adjustKeyQuota(trx, { userId: key.user_id, keyId: id, delta, amount: 0, note: 'quota set' });
+      const delta = Math.max(target - (locked.quota_remain + held), -locked.quota_remain);
+      if (delta !== 0) await adjustKeyQuota(trx, { userId: locked.user_id, keyId: id, delta, amount: 0, note: 'quota set' });
     }
-    await updateKey(trx, id, columns);
+    await updateKeySettings(trx, id, changes);
+    // Read before the commit: the answer is the key as this change left it, whatever spends next.
+    const changed = (await getKey(trx, id))!;
+    return { hash: changed.key_hash, view: keyView(ctx, changed, (await openHoldsOf(trx, 'key_id', [id])).get(id)) };
   });
-  await ctx.keyCache.announce(key.key_hash);
+  await ctx.keyCache.announce(key.hash);
   ctx.quotas.changed([id]);
-  return (await keyViews(ctx, [(await getKey(ctx.db, id))!]))[0]!;
+  return key.view;
 }
 
 export async function deleteKey(ctx: Ctx, id: string) {

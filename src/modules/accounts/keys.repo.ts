@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { ApiKey, ApiKeyUpdate, Database, NewApiKey } from '../../db/types.ts';
 import { preparedQuery } from '../../db/prepared.ts';
 import { unspentHeld } from './accounts.repo.ts';
@@ -57,6 +57,27 @@ export function listKeys(db: Kysely<Database>, userId: string): Promise<ApiKey[]
     .where('status', '!=', 'deleted')
     .orderBy('id')
     .execute();
+}
+
+/**
+ * Takes the key's row lock for the rest of `trx` and reads the row under it. A write first: on
+ * Postgres a debit waits for the change instead of committing under it, and on SQLite the
+ * transaction holds the write lock from its first statement (a read lock cannot always become one).
+ */
+export function lockKey(trx: Transaction<Database>, id: string): Promise<ApiKey | undefined> {
+  return trx.updateTable('api_keys').set({ updated_at: Date.now() }).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+/** The columns an operator or account holder may change; anything else moves through the ledger or never. */
+export interface KeySettings {
+  name?: string;
+  status?: 'active' | 'disabled';
+  rate_limit_rpm?: number | null;
+}
+
+export async function updateKeySettings(db: Kysely<Database>, id: string, settings: KeySettings): Promise<void> {
+  const { name, status, rate_limit_rpm } = settings;
+  await updateKey(db, id, { name, status, rate_limit_rpm });
 }
 
 export async function updateKey(db: Kysely<Database>, id: string, changes: ApiKeyUpdate): Promise<boolean> {
