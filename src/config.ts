@@ -47,6 +47,17 @@ export interface Config {
   pricingFile: string | undefined;
   fileUrlSecret: string | undefined;
   filesDir: string;
+  /** Where result files live: the local FILES_DIR, or S3 (FILES_STORE=s3://bucket[/prefix]). */
+  files: {
+    s3?: { bucket: string; prefix: string; region: string; endpoint?: string; accessKeyId?: string; secretAccessKey?: string };
+    /** RESULT_MAX_BYTES: an upstream file larger than this fails its task. */
+    maxBytes: number;
+    /** Waits before each retry of a failed upstream download (5xx, connection errors). */
+    fetchRetryDelaysMs: number[];
+    /** Tests and private deployments only: caller-given URLs may name private addresses. */
+    fetchAllowPrivate: boolean;
+    sweepEveryMs: number;
+  };
   relayPollMs: number;
   upstreamTimeoutMs: number;
   /** A text call's hold still open after this long is one whose process died: it is given back. */
@@ -211,10 +222,18 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       video: int(env, 'TASK_DEADLINE_VIDEO_S', 1800, 1, 86_400) * 1000,
       avatar: int(env, 'TASK_DEADLINE_AVATAR_S', 600, 1, 86_400) * 1000,
     },
-    resultTtlSeconds: int(env, 'RESULT_TTL_HOURS', 24, 1, 24 * 365) * 3600,
+    // RESULT_TTL_SECONDS is for tests that watch a link expire.
+    resultTtlSeconds: int(env, 'RESULT_TTL_SECONDS', int(env, 'RESULT_TTL_HOURS', 24, 1, 24 * 365) * 3600, 1, 86_400 * 365),
     pricingFile: optional(env, 'PRICING_FILE'),
     fileUrlSecret: optional(env, 'FILE_URL_SECRET'),
     filesDir: str(env, 'FILES_DIR', './data/files'),
+    files: {
+      s3: s3Store(env),
+      maxBytes: int(env, 'RESULT_MAX_BYTES', 2 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+      fetchRetryDelaysMs: seconds(env, 'RESULT_FETCH_RETRY_DELAYS', [1, 4]),
+      fetchAllowPrivate: bool(env, 'FETCH_ALLOW_PRIVATE', false),
+      sweepEveryMs: int(env, 'FILES_SWEEP_MS', 600_000, 10, 86_400_000),
+    },
     relayPollMs: int(env, 'RELAY_POLL_MS', 2000, 10, 600_000),
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 30_000, 100, 600_000),
     textHoldMaxAgeMs: int(env, 'TEXT_HOLD_MAX_AGE_S', 3600, 1, 7 * 86_400) * 1000,
@@ -239,4 +258,21 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     },
   };
   return Object.freeze(config);
+}
+
+/** FILES_STORE=s3://<bucket>[/<prefix>] with the standard AWS variables; unset = the local FILES_DIR. */
+function s3Store(env: Env): Config['files']['s3'] {
+  const raw = optional(env, 'FILES_STORE');
+  if (raw === undefined) return undefined;
+  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
+  if (!match) throw new ConfigError('FILES_STORE', `must be s3://<bucket>[/<prefix>], got "${raw}"`);
+  const prefix = (match[2] ?? '').replace(/^\/+|\/+$/g, '');
+  return {
+    bucket: match[1]!,
+    prefix: prefix ? `${prefix}/` : '',
+    region: str(env, 'AWS_REGION', str(env, 'AWS_DEFAULT_REGION', 'us-east-1')),
+    endpoint: url(env, 'AWS_ENDPOINT_URL_S3', undefined, ['http:', 'https:']),
+    accessKeyId: optional(env, 'AWS_ACCESS_KEY_ID'),
+    secretAccessKey: optional(env, 'AWS_SECRET_ACCESS_KEY'),
+  };
 }

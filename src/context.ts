@@ -17,6 +17,8 @@ import { TextFloats } from './modules/text/text-floats.ts';
 import { textMoney, type TextMoneyOp } from './modules/text/text-money.ts';
 import { FileSigner, fileSigningSecret } from './blobs/signed-urls.ts';
 import { RenderCache } from './blobs/render-cache.ts';
+import type { BlobStore } from './blobs/blob-store.ts';
+import { createBlobStore } from './blobs/create-store.ts';
 import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
 import { PriceTable } from './modules/billing/price-table.ts';
 import { ChannelRouter } from './modules/channels/channels.service.ts';
@@ -49,7 +51,8 @@ export interface AppContext {
   /** Group commit for task submits (see modules/tasks/submit-batcher.ts). */
   submits: SubmitBatcher;
   channels: ChannelRouter;
-  files: { signer: FileSigner; cache: RenderCache };
+  /** Result files: the store (local directory or S3), link signing, and simulated files rendered into the store. */
+  files: { signer: FileSigner; store: BlobStore; renders: RenderCache };
   providerFor(type: string): TaskProvider | undefined;
   textProviderFor(channel: Channel): TextProvider | undefined;
   /** Resolves callback hosts (tests inject their own). */
@@ -101,7 +104,8 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   const prices = new PriceTable(db, pricing, config.pricingFile);
   if (options.listen !== false) await prices.start();
   const signer = new FileSigner(await fileSigningSecret(db, config.fileUrlSecret), config.publicBaseUrl);
-  const providers = createProviders(config, signer, pricing);
+  const providers = createProviders(config, pricing);
+  const store = createBlobStore(config);
   const money = textMoney(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (keyIds) => quotas.changed(keyIds));
   const ctx: AppContext = {
     config,
@@ -121,7 +125,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
       quotas.changed(tasks.map((t) => t.key_id)),
     ),
     channels: new ChannelRouter(db),
-    files: { signer, cache: new RenderCache(config.filesDir) },
+    files: { signer, store, renders: new RenderCache(store) },
     providerFor: providers,
     textProviderFor: createTextProviders(config),
     resolve: systemResolver,
@@ -140,6 +144,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
       await ctx.textFloats.stop();
       await ctx.textMoney.flush();
       await closeDb();
+      await store.close?.();
     },
   };
   return ctx;

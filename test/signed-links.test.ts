@@ -6,9 +6,9 @@ import { request } from 'undici';
 import { backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { freePort } from './support/gateway-process.ts';
 
-// A result link is `<payload>.<signature>.<ext>`. The extension picks the Content-Type and the render
-// cache's file name, so it must agree with the format the signed payload names: a renamed link is
-// refused like any other unsigned link, and nothing is rendered or cached for it.
+// A result link is `<payload>.<signature>.<ext>`. The payload names the stored key, whose extension
+// picks the Content-Type, so the link's extension must agree with it: a renamed link is refused like
+// any other unsigned link, and nothing is rendered or stored for it.
 
 let t: TestApp;
 let base: string;
@@ -45,7 +45,7 @@ async function fetchLink(url: string, method: 'GET' | 'HEAD' = 'GET', headers: R
 }
 
 const renamed = (url: string, ext: string) => url.replace(/\.[a-z0-9]+$/, `.${ext}`);
-const cached = () => fs.readdirSync(filesDir).sort();
+const cached = () => fs.readdirSync(filesDir, { recursive: true, encoding: 'utf8' }).sort();
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47]);
 
 describe(`signed result links [${backendName}]`, () => {
@@ -70,11 +70,18 @@ describe(`signed result links [${backendName}]`, () => {
     expect(tail.bytes).toEqual(full.bytes.subarray(-5));
     const rest = await fetchLink(url, 'GET', { range: 'bytes=8-' });
     expect([rest.status, rest.bytes]).toEqual([206, full.bytes.subarray(8)]);
-    // Several spans, or a span past the end, are answered with the whole file.
-    for (const range of ['bytes=0-1,4-5', `bytes=${full.bytes.length}-`]) {
-      const whole = await fetchLink(url, 'GET', { range });
-      expect([range, whole.status, whole.bytes.length]).toEqual([range, 200, full.bytes.length]);
-    }
+    // Several spans are answered with the whole file; a span past the end is 416 naming the size.
+    const whole = await fetchLink(url, 'GET', { range: 'bytes=0-1,4-5' });
+    expect([whole.status, whole.bytes.length]).toEqual([200, full.bytes.length]);
+    const past = await fetchLink(url, 'GET', { range: `bytes=${full.bytes.length}-` });
+    expect([past.status, past.headers['content-range']]).toEqual([416, `bytes */${full.bytes.length}`]);
+    // The stored bytes never change under a link: an ETag, revalidation, and caching up to the expiry.
+    expect(full.headers.etag).toMatch(/^"[^"]+"$/);
+    const maxAge = Number(/max-age=(\d+)/.exec(String(full.headers['cache-control']))?.[1]);
+    expect(maxAge).toBeGreaterThan(23 * 3600);
+    expect(maxAge).toBeLessThanOrEqual(24 * 3600);
+    const revalidated = await fetchLink(url, 'GET', { 'if-none-match': String(full.headers.etag) });
+    expect([revalidated.status, revalidated.bytes.length]).toEqual([304, 0]);
   });
 
   it('the same link renamed to .jpg, .webp or .mp4 is a 404, and nothing is rendered or cached for it', async () => {

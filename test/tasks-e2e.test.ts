@@ -144,10 +144,13 @@ describe(`image and video tasks end to end [${backendName}]`, () => {
     expect((await download(tampered)).status).toBe(404);
   });
 
-  it('expired files are swept from the render cache', async () => {
+  it('a simulated file is rendered into the store on first download, and swept from it after its expiry', async () => {
     const name = t.ctx.files.signer.name({ spec: { k: 'image', w: 32, h: 32, f: 'png', s: 'sweep' }, expiresAt: Math.floor(Date.now() / 1000) + 5 });
     const file = t.ctx.files.signer.verify(name)!;
-    await t.ctx.files.cache.get(name, file);
-    expect(await t.ctx.files.cache.sweep(file.expiresAt + 1)).toBeGreaterThanOrEqual(1);
+    expect(await t.ctx.files.store.head(file.key)).toBeUndefined();
+    expect((await download(`${t.ctx.config.publicBaseUrl}/files/${name}`)).status).toBe(200);
+    expect(await t.ctx.files.store.head(file.key)).toMatchObject({ contentType: 'image/png' });
+    expect(await t.ctx.files.store.sweep(file.expiresAt + 1)).toBeGreaterThanOrEqual(1);
+    expect(await t.ctx.files.store.head(file.key)).toBeUndefined();
   });
 });

@@ -1,58 +1,29 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { createHash } from 'node:crypto';
-import { extensionOf, type RenderSpec, type SignedFile } from './signed-urls.ts';
+import type { BlobInfo, BlobStore } from './blob-store.ts';
+import { contentTypeOf } from './content-types.ts';
+import { extensionOf, type RenderSpec } from './signed-urls.ts';
 import { renderImage, renderLastFrame, renderVideo } from '../providers/simulator/media.ts';
 
-// Rendered files are kept on local disk so a link downloaded twice renders once. The cache is only
-// a cache: a process without the file renders it again from the signed parameters. Entries are named
-// after their expiry so the sweeper can delete expired ones without reading them.
-
-export const CONTENT_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', mp4: 'video/mp4' };
+// Simulated files are rendered on their first download and stored like every other result file;
+// after that any process serves them from the store. A process renders a key once however many ask
+// at once; two processes may both render one (the same bytes, so the second write changes nothing).
 
 export class RenderCache {
-  private pending = new Map<string, Promise<string>>();
+  private pending = new Map<string, Promise<BlobInfo>>();
 
-  constructor(private readonly dir: string) {
-    fs.mkdirSync(dir, { recursive: true });
-  }
+  constructor(private readonly store: BlobStore) {}
 
-  private pathFor(name: string, file: SignedFile): string {
-    const digest = createHash('sha256').update(name).digest('hex').slice(0, 32);
-    return path.join(this.dir, `${file.expiresAt}-${digest}.${extensionOf(file.spec)}`);
-  }
-
-  /** The path of the rendered file, rendering it first if needed (once, however many ask at once). */
-  async get(name: string, file: SignedFile): Promise<string> {
-    const target = this.pathFor(name, file);
-    if (fs.existsSync(target)) return target;
-    let work = this.pending.get(target);
+  /** The stored file under `key`, rendered from `spec` first when the store has none. */
+  async ensure(key: string, spec: RenderSpec): Promise<BlobInfo> {
+    const stored = await this.store.head(key);
+    if (stored) return stored;
+    let work = this.pending.get(key);
     if (!work) {
-      work = this.renderTo(target, file.spec).finally(() => this.pending.delete(target));
-      this.pending.set(target, work);
+      work = render(spec)
+        .then((bytes) => this.store.put(key, bytes, { contentType: contentTypeOf(extensionOf(spec)) }))
+        .finally(() => this.pending.delete(key));
+      this.pending.set(key, work);
     }
     return work;
-  }
-
-  private async renderTo(target: string, spec: RenderSpec): Promise<string> {
-    const bytes = await render(spec);
-    const temp = `${target}.${process.pid}.tmp`;
-    await fs.promises.writeFile(temp, bytes);
-    await fs.promises.rename(temp, target);
-    return target;
-  }
-
-  /** Deletes files whose links have expired. */
-  async sweep(nowSeconds = Math.floor(Date.now() / 1000)): Promise<number> {
-    let removed = 0;
-    for (const entry of await fs.promises.readdir(this.dir)) {
-      const expiresAt = Number(entry.split('-')[0]);
-      if (Number.isFinite(expiresAt) && expiresAt < nowSeconds) {
-        await fs.promises.rm(path.join(this.dir, entry), { force: true });
-        removed++;
-      }
-    }
-    return removed;
   }
 }
 

@@ -35,6 +35,8 @@ export const payloadTooLarge = (limit: number) =>
   new ApiError(413, 'request_too_large', `Request body is larger than the limit of ${limit} bytes`);
 export const unsupportedMediaType = (type: string) =>
   new ApiError(415, 'invalid_request_error', `Unsupported content type "${type}": send application/json`);
+export const rangeNotSatisfiable = (size: number) =>
+  new ApiError(416, 'invalid_request_error', `The requested range is outside the file's ${size} bytes`, { 'content-range': `bytes */${size}` });
 export const rateLimited = (retryAfterSeconds: number) =>
   new ApiError(429, 'rate_limit_error', `Too many requests: retry after ${retryAfterSeconds} s`, {
     'retry-after': String(retryAfterSeconds),

@@ -1,5 +1,4 @@
 import type { Config } from '../config.ts';
-import type { FileSigner } from '../blobs/signed-urls.ts';
 import type { Pricing } from '../modules/billing/pricing.ts';
 import { RelayProvider } from './relay/relay.provider.ts';
 import { SimulatorProvider } from './simulator/simulator.provider.ts';
@@ -12,9 +11,9 @@ import { NativeText } from './native/native.text.ts';
 import type { Channel } from '../db/types.ts';
 
 /** One provider instance per channel type; channels carry their own URL and secret per call. */
-export function createProviders(config: Readonly<Config>, signer: FileSigner, pricing: Pricing) {
+export function createProviders(config: Readonly<Config>, pricing: Pricing) {
   const byType: Record<string, TaskProvider> = {
-    simulator: new SimulatorProvider({ latencyMs: config.simulatorLatencyMs, resultTtlSeconds: config.resultTtlSeconds, signer, pricing }),
+    simulator: new SimulatorProvider({ latencyMs: config.simulatorLatencyMs, pricing }),
     relay: new RelayProvider({ pollMs: config.relayPollMs, timeoutMs: config.upstreamTimeoutMs }),
   };
   return (type: string): TaskProvider | undefined => byType[type];

@@ -1,4 +1,6 @@
+import type { Readable } from 'node:stream';
 import type { Channel, Task } from '../db/types.ts';
+import type { RenderSpec } from '../blobs/signed-urls.ts';
 
 // Every upstream sits behind this interface. A task provider is driven by the job engine: `submit`
 // once (dispatch job), then `poll` until it reports an end. Network errors are thrown and retried.
@@ -10,17 +12,40 @@ export interface TaskResult {
   [other: string]: unknown;
 }
 
+/**
+ * One file of a result as a provider hands it over. The task engine stores it and puts our own signed
+ * link in its place before the task completes (modules/tasks/task-results.ts).
+ */
+export type ResultPart =
+  | { bytes: Buffer }
+  | { stream(): Readable | Promise<Readable> }
+  /** Downloaded and stored; `callerGiven` URLs must pass the callback address rules. */
+  | { url: string; callerGiven?: boolean }
+  /** The simulator's files: rendered into the store on first download. */
+  | { render: RenderSpec };
+
+/** A link that is already ours, or a part still to be stored. */
+export type Produced = string | ResultPart;
+
+/** A result with parts still to be stored; `expires_at` is filled in by the engine. */
+export interface ProducedResult {
+  images?: { url: Produced[]; expires_at?: number }[];
+  videos?: { url: Produced[]; expires_at?: number; duration: number; resolution: string; last_frame_url?: Produced }[];
+  audios?: { url: Produced[]; expires_at?: number }[];
+  [other: string]: unknown;
+}
+
 export type ProviderStep =
   | { state: 'pending'; pollAt: number; upstreamId?: string; etaAt?: number; progress?: number }
   | {
       state: 'completed';
-      result: TaskResult;
+      result: ProducedResult;
       /** Counted usage for per-token models; the task settles at the price of these tokens. */
       usage?: { inputTokens: number; outputTokens: number };
       /** What the work done is worth, when the upstream can say (never above the hold). */
       billedUnits?: number;
     }
-  | { state: 'failed'; code: string; message: string; result?: TaskResult; billedUnits?: number };
+  | { state: 'failed'; code: string; message: string; result?: ProducedResult; billedUnits?: number };
 
 export interface TaskCall {
   task: Task;

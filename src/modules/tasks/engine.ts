@@ -5,9 +5,9 @@ import { enqueue } from '../../jobs/jobs.repo.ts';
 import { deliveryHandler } from '../webhooks/delivery.ts';
 import { applyReview } from '../avatars/review.ts';
 import { settleLostHolds, sweepEveryMs } from '../text/text-holds.ts';
+import { safeDispatcher } from '../webhooks/safe-dispatcher.ts';
 
 const SWEEP_DEADLINES_MS = 1000;
-const SWEEP_FILES_MS = 10 * 60 * 1000;
 
 export function engineDeps(ctx: AppContext): TaskEngineDeps {
   return {
@@ -22,6 +22,15 @@ export function engineDeps(ctx: AppContext): TaskEngineDeps {
       if (task.webhook) await enqueue(trx, { kind: 'deliver', taskId: task.id });
     },
     afterEnded: (task) => ctx.quotas.changed([task.key_id]),
+    results: {
+      store: ctx.files.store,
+      signer: ctx.files.signer,
+      resultTtlSeconds: ctx.config.resultTtlSeconds,
+      maxBytes: ctx.config.files.maxBytes,
+      timeoutMs: ctx.config.upstreamTimeoutMs,
+      retryDelaysMs: ctx.config.files.fetchRetryDelaysMs,
+      callerDispatcher: safeDispatcher((host) => ctx.resolve(host), ctx.config.files.fetchAllowPrivate, ctx.config.upstreamTimeoutMs),
+    },
   };
 }
 
@@ -42,9 +51,10 @@ export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise
   const deadlines = setInterval(() => {
     sweepDeadlines(deps).catch((err) => ctx.logger.error({ err }, 'deadline sweep failed'));
   }, SWEEP_DEADLINES_MS);
+  // Every process may sweep: deleting a file another sweeper deleted first is no error.
   const files = setInterval(() => {
-    ctx.files.cache.sweep().catch((err) => ctx.logger.error({ err }, 'file sweep failed'));
-  }, SWEEP_FILES_MS);
+    ctx.files.store.sweep().catch((err) => ctx.logger.error({ err }, 'file sweep failed'));
+  }, ctx.config.files.sweepEveryMs);
   const textHolds = setInterval(() => {
     settleLostHolds(ctx).catch((err) => ctx.logger.error({ err }, 'text hold sweep failed'));
   }, sweepEveryMs(ctx.config.textHoldMaxAgeMs));

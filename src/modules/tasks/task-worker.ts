@@ -10,6 +10,7 @@ import { getChannel } from '../channels/channels.repo.ts';
 import { upstreamModel, type ChannelRouter } from '../channels/channels.service.ts';
 import { getTask, overdueTasks, transition } from './tasks.repo.ts';
 import { endTask, type Ending } from './tasks.service.ts';
+import { DownloadFailed, storeResult, type ResultDeps } from './task-results.ts';
 
 export interface TaskEngineDeps {
   db: Kysely<Database>;
@@ -21,6 +22,8 @@ export interface TaskEngineDeps {
   onEnded?: Parameters<typeof endTask>[4];
   /** Runs after the ending committed (balance snapshots are dropped here). */
   afterEnded?: (task: Task) => void;
+  /** Where result files are stored before a task completes. */
+  results: ResultDeps;
 }
 
 const DONE: JobOutcome = { done: true };
@@ -44,7 +47,20 @@ async function step(run: () => Promise<ProviderStep>): Promise<ProviderStep> {
   }
 }
 
-async function end(deps: TaskEngineDeps, task: Task, ending: Ending): Promise<JobOutcome> {
+/** A completed result's files are stored first; one that cannot be fetched fails (and refunds) the task. */
+async function withStoredFiles(deps: TaskEngineDeps, task: Task, ending: Ending): Promise<Ending> {
+  if (ending.state !== 'completed') return ending;
+  try {
+    return { ...ending, result: await storeResult(deps.results, task, ending.result) };
+  } catch (err) {
+    if (!(err instanceof DownloadFailed)) throw err;
+    deps.logger.warn({ task: task.id, err: err.message }, 'result file could not be stored');
+    return { state: 'failed', code: 'upstream_error', message: `The upstream result could not be retrieved: ${err.message}` };
+  }
+}
+
+async function end(deps: TaskEngineDeps, task: Task, produced: Ending): Promise<JobOutcome> {
+  const ending = await withStoredFiles(deps, task, produced);
   const won = await endTask(deps.db, task, ending, deps.pricing, deps.onEnded);
   if (won) deps.afterEnded?.(task);
   deps.logger.info({ task: task.id, status: ending.state, won }, 'task ended');

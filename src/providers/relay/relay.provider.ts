@@ -1,10 +1,11 @@
 import { request, type Dispatcher } from 'undici';
 import { upstreamRequest } from '../../modules/catalog/upstream-request.ts';
-import type { ProviderStep, TaskCall, TaskProvider, TaskResult } from '../types.ts';
+import type { Produced, ProducedResult, ProviderStep, TaskCall, TaskProvider } from '../types.ts';
 import { UpstreamRejected } from '../types.ts';
 
 // The upstream is another gateway that speaks our own SPEC: submit, then poll its task record.
-// Its result links are its own signed links, passed through unchanged.
+// Its result files are downloaded into our store (its links expire on its terms and name its host):
+// the links we hand out are ours, with our lifetimes.
 
 const SUBMIT_PATH = { image: '/v1/images/generations', video: '/v1/videos/generations', avatar: '/v1/seedance2/private-avatar' };
 
@@ -66,7 +67,7 @@ export class RelayProvider implements TaskProvider {
   async poll(task: TaskCall): Promise<ProviderStep> {
     const id = encodeURIComponent(task.task.upstream_id ?? '');
     const record = (await call(task, 'GET', `/v1/tasks/${id}`, this.options))?.data;
-    if (record?.status === 'completed') return { state: 'completed', result: (record.result ?? {}) as TaskResult };
+    if (record?.status === 'completed') return { state: 'completed', result: rehosted(record.result ?? {}) };
     if (record?.status === 'failed') {
       return {
         state: 'failed',
@@ -78,4 +79,20 @@ export class RelayProvider implements TaskProvider {
     const progress = Number.isInteger(record?.progress) ? Math.min(99, record.progress) : undefined;
     return { state: 'pending', pollAt: Date.now() + this.options.pollMs, progress };
   }
+}
+
+/** The upstream's result with each of its file links turned into a part to download and store. */
+function rehosted(result: Record<string, any>): ProducedResult {
+  const part = (url: unknown): Produced => ({ url: String(url) });
+  const group = (g: any) => {
+    const { expires_at: _theirs, ...rest } = g ?? {};
+    return { ...rest, url: Array.isArray(g?.url) ? g.url.map(part) : [] };
+  };
+  const out: ProducedResult = { ...result };
+  if (Array.isArray(result.images)) out.images = result.images.map(group);
+  if (Array.isArray(result.audios)) out.audios = result.audios.map(group);
+  if (Array.isArray(result.videos)) {
+    out.videos = result.videos.map((v: any) => ({ ...group(v), ...(v?.last_frame_url ? { last_frame_url: part(v.last_frame_url) } : {}) }));
+  }
+  return out;
 }

@@ -1,17 +1,16 @@
 import { countTokens } from 'gpt-tokenizer';
-import type { FileSigner, RenderSpec } from '../../blobs/signed-urls.ts';
+import type { RenderSpec } from '../../blobs/signed-urls.ts';
 import type { Pricing } from '../../modules/billing/pricing.ts';
-import type { ProviderStep, TaskCall, TaskProvider, TaskResult } from '../types.ts';
+import type { ProducedResult, ProviderStep, ResultPart, TaskCall, TaskProvider, TaskResult } from '../types.ts';
 import { parseDirectives } from './directives.ts';
-import { imageOutput, resultTtlSeconds, videoOutput } from './outputs.ts';
+import { imageOutput, videoOutput } from './outputs.ts';
 
 // The embedded upstream: no network, deterministic. It takes `latencyMs` (or `[sim:delay=s]`) to
-// finish, then answers with signed links whose files are rendered on first download.
+// finish, then answers with render parameters: the engine signs links over them, and the files are
+// rendered into the store on their first download.
 
 export interface SimulatorOptions {
   latencyMs: number;
-  resultTtlSeconds: number;
-  signer: FileSigner;
   pricing: Pricing;
 }
 
@@ -59,22 +58,13 @@ export class SimulatorProvider implements TaskProvider {
     return { state: 'failed', code: 'task_failed', message, result, billedUnits };
   }
 
-  private expiresAt(model: string): number {
-    return Math.floor(Date.now() / 1000) + (resultTtlSeconds(model) ?? this.options.resultTtlSeconds);
-  }
-
-  private sign(spec: RenderSpec, expiresAt: number): string {
-    return this.options.signer.url({ spec, expiresAt });
-  }
-
   private images(call: TaskCall): ProviderStep {
     const { task, params } = call;
     const out = imageOutput(task.model, params);
-    const expiresAt = this.expiresAt(task.model);
-    const urls = Array.from({ length: out.n }, (_, i) =>
-      this.sign({ k: 'image', w: out.width, h: out.height, f: out.format, q: out.compression, s: `${task.id}:${i}`, t: out.transparent }, expiresAt),
+    const parts = Array.from({ length: out.n }, (_, i) =>
+      render({ k: 'image', w: out.width, h: out.height, f: out.format, q: out.compression, s: `${task.id}:${i}`, t: out.transparent }),
     );
-    const result: TaskResult = { images: [{ url: urls, expires_at: expiresAt }] };
+    const result: ProducedResult = { images: [{ url: parts }] };
     if (!this.options.pricing.isPerToken(task.model)) return { state: 'completed', result };
     // Per-token models settle what was really used: the prompt's tokens and each image's tokens.
     const usage = {
@@ -87,22 +77,22 @@ export class SimulatorProvider implements TaskProvider {
   private video(call: TaskCall): ProviderStep {
     const { task, params } = call;
     const out = videoOutput(task.model, params);
-    const expiresAt = this.expiresAt(task.model);
     const seed = `${task.id}:0`;
-    const video: NonNullable<TaskResult['videos']>[number] = {
-      url: [this.sign({ k: 'video', w: out.width, h: out.height, d: out.duration, s: seed, a: out.audio }, expiresAt)],
-      expires_at: expiresAt,
+    const video: NonNullable<ProducedResult['videos']>[number] = {
+      url: [render({ k: 'video', w: out.width, h: out.height, d: out.duration, s: seed, a: out.audio })],
       duration: out.duration,
       resolution: out.resolution,
     };
-    if (out.lastFrame) video.last_frame_url = this.sign({ k: 'frame', w: out.width, h: out.height, d: out.duration, s: seed }, expiresAt);
-    const result: TaskResult = { videos: [video] };
+    if (out.lastFrame) video.last_frame_url = render({ k: 'frame', w: out.width, h: out.height, d: out.duration, s: seed });
+    const result: ProducedResult = { videos: [video] };
     // Reviewed avatar assets are used as they are: no second review (SPEC 4.3).
     const assets = referencedAssets(params);
     if (assets.length > 0) result.reference_assets = assets.map((id) => ({ asset_id: id, reviewed: true, reviewed_again: false }));
     return { state: 'completed', result };
   }
 }
+
+const render = (spec: RenderSpec): ResultPart => ({ render: spec });
 
 function reviewedNames(call: TaskCall): string[] {
   return ((call.params.assets ?? []) as { name: string; url: string }[]).map((a) => `${a.name} ${a.url}`);
