@@ -6,6 +6,7 @@ import { MODELS, resolveModel } from '../src/modules/catalog/models.ts';
 import fs from 'node:fs';
 import { pixelSizesMarkdown } from '../src/modules/catalog/pixel-doc.ts';
 import { imagePixelSize, videoPixelSize } from '../src/modules/catalog/pixels.ts';
+import { characters } from '../src/modules/catalog/rule-kit.ts';
 
 // One test per rule of SPEC 4.5.1-4.5.3, 4.6.1-4.6.7 and table 8, accepting and rejecting at each bound.
 
@@ -69,6 +70,12 @@ describe('4.5.1 vidgen-2.0, vidgen-2.0-fast, vidgen-2.0-mini', () => {
     rejects(() => video({ prompt: 'x'.repeat(4001) }), 'prompt');
     rejects(() => video({ model: 'vidgen-2.0-fast', prompt: 'x'.repeat(4001) }), 'prompt');
     expect(video({ model: 'vidgen-2.0-mini', prompt: 'x'.repeat(20_000) }).params.prompt).toHaveLength(20_000);
+  });
+  it('prompt: characters are code points (4000 emoji accepted, 4001 refused as "got 4001")', () => {
+    expect(video({ prompt: '\u{1F600}'.repeat(4000) }).params.prompt).toHaveLength(8000);
+    expect(() => video({ prompt: '\u{1F600}'.repeat(4001) })).toThrow('(got 4001)');
+    // A lone surrogate is one code point, as in JSON's \ud800.
+    expect(characters('\ud800a\udc00\u{1F600}')).toBe(4);
   });
   it('prompt: required for text-to-video, optional with an image or video reference', () => {
     rejects(() => video({ prompt: undefined }), 'prompt');

@@ -2,7 +2,7 @@ import { badRequest } from '../../http/errors.ts';
 import type { ImageRequest } from '../images/images.schemas.ts';
 import { DEFAULT_IMAGE_MODEL, resolveModel, type ImageFormat, type ImageModel } from './models.ts';
 import { imagePixelSize } from './pixels.ts';
-import { atMost, inRange, lower, mediaUrl, oneOf } from './rule-kit.ts';
+import { atMost, atMostCharacters, inRange, lower, mediaUrl, oneOf } from './rule-kit.ts';
 
 export interface ImageParams {
   model: string;
@@ -59,7 +59,7 @@ export function normalizeImageRequest(body: ImageRequest): ImageParams {
   if (!model) throw badRequest(`model: unknown model "${body.model}"`);
   if (model.kind !== 'image') throw badRequest(`model: ${model.id} is a video model; use /v1/videos/generations`);
   if (body.prompt.trim() === '') throw badRequest('prompt must not be empty');
-  if (body.prompt.length > PROMPT_MAX) throw badRequest(`prompt must be at most ${PROMPT_MAX} characters`);
+  atMostCharacters('prompt', body.prompt, PROMPT_MAX);
   const res = resolution(model, body.resolution);
   const n = body.n === undefined ? 1 : inRange('n', body.n, model.n[0], model.n[1]);
   const outputFormat = oneOf('output_format', body.output_format ?? 'png', model.formats);

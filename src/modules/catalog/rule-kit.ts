@@ -16,6 +16,33 @@ export function atMost(field: string, list: unknown[] | undefined, max: number):
   if (list && list.length > max) throw badRequest(`${field} takes at most ${max} entries (got ${list.length})`);
 }
 
+/**
+ * Characters as SPEC 4.5.1 and 8 count them: Unicode code points, so an emoji (two UTF-16 units in
+ * a JS string) is one. A loop rather than [...s]: a prompt may be megabytes long.
+ */
+export function characters(value: string): number {
+  let count = value.length;
+  for (let i = 0; i < value.length - 1; i++) {
+    const unit = value.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count--;
+        i++;
+      }
+    }
+  }
+  return count;
+}
+
+/** A text field of at most `max` characters (code points); the 400 reports the caller's count. */
+export function atMostCharacters(field: string, value: string, max: number, scope = ''): void {
+  // Never more code points than UTF-16 units: a short string needs no count.
+  if (value.length <= max) return;
+  const count = characters(value);
+  if (count > max) throw badRequest(`${field} must be at most ${max} characters${scope} (got ${count})`);
+}
+
 export function notTogether(a: string, b: string, present: boolean): void {
   if (present) throw badRequest(`${a} and ${b} must not be sent together`);
 }

@@ -2,7 +2,7 @@ import { badRequest } from '../../http/errors.ts';
 import type { VideoRequest } from '../videos/videos.schemas.ts';
 import { resolveModel, type VideoModel } from './models.ts';
 import { videoPixelSize } from './pixels.ts';
-import { assetId, atMost, inRange, lower, mediaUrl, notTogether, oneOf } from './rule-kit.ts';
+import { assetId, atMost, atMostCharacters, inRange, lower, mediaUrl, notTogether, oneOf } from './rule-kit.ts';
 
 export interface VideoParams {
   model: string;
@@ -83,9 +83,7 @@ export function normalizeVideoRequest(body: VideoRequest): NormalizedVideo {
   // 2.0: a prompt is needed for text-to-video only; 1.x always need one.
   const promptNeeded = model.family !== '2.0' || !(refs.hasImages || refs.hasVideos);
   if (promptNeeded && !prompt) throw badRequest(`prompt is required${model.family === '2.0' ? ' for text-to-video' : ''}`);
-  if (prompt && model.promptMax !== null && prompt.length > model.promptMax) {
-    throw badRequest(`prompt must be at most ${model.promptMax} characters for ${model.id} (got ${prompt.length})`);
-  }
+  if (prompt && model.promptMax !== null) atMostCharacters('prompt', prompt, model.promptMax, ` for ${model.id}`);
   const ratio = oneOf(model.ratioField, body[model.ratioField] ?? '16:9', model.ratios);
   const resolution = oneOf('resolution', lower(body.resolution) ?? model.defaultResolution, model.resolutions);
   const duration = body.duration === undefined ? 5 : inRange('duration', body.duration, model.duration[0], model.duration[1]);
