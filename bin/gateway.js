@@ -3,6 +3,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../src/cli.ts');
-const code = await main(process.argv.slice(2));
-if (code >= 0) process.exit(code);
+const { runCli } = await import('../src/cli.ts');
+runCli(process.argv.slice(2));

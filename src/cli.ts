@@ -4,8 +4,7 @@ import type { Static, TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { pathToFileURL } from 'node:url';
 import { createContext, type AppContext } from './context.ts';
-import { createDb } from './db/index.ts';
-import { migrateToLatest } from './db/migrations.ts';
+import { migrateDatabase } from './db/migrations.ts';
 import { configOrExit, start, work } from './main.ts';
 import * as accounts from './modules/accounts/accounts.service.ts';
 import * as channels from './modules/channels/channels.service.ts';
@@ -170,9 +169,7 @@ export async function main(argv: string[]): Promise<number> {
     return -1;
   }
   if (command === 'migrate') {
-    const { db, dialect, schema, close } = createDb(config.databaseUrl);
-    const applied = await migrateToLatest(db, dialect, schema);
-    await close();
+    const applied = await migrateDatabase(config.databaseUrl);
     console.log(JSON.stringify({ applied }, null, 2));
     return 0;
   }
@@ -191,14 +188,17 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main(process.argv.slice(2)).then(
+/** Runs a command and exits with its code; a failure is one line on stderr, never a stack. */
+export function runCli(argv: string[]): void {
+  main(argv).then(
     (code) => {
       if (code >= 0) process.exit(code);
     },
     (err) => {
-      console.error(err instanceof Error ? err.message : err);
+      console.error(`gateway: ${err instanceof Error ? err.message : String(err)}`);
       process.exit(1);
     },
   );
 }
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) runCli(process.argv.slice(2));
