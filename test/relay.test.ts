@@ -6,6 +6,7 @@ import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, freshDatabase } from './harness.ts';
 import { startGateway, stopAllGateways } from './support/gateway-process.ts';
+import { createDb } from '../src/db/index.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
@@ -19,7 +20,7 @@ async function json(method: 'GET' | 'POST', url: string, headers: Record<string,
 }
 
 describe(`relay channel [${backendName}]`, () => {
-  it("gateway A relays to gateway B (both real processes): A's task completes with B's result", async () => {
+  it("gateway A relays to gateway B (both real processes): A's links are A's own, with B's bytes, and serve after B is stopped", async () => {
     const dbB = await freshDatabase();
     cleanups.push(() => dbB.drop());
     const b = await startGateway({ ...dbB.env, ADMIN_TOKEN, SIMULATOR_LATENCY_MS: '200', JOB_POLL_MS: '20', FILES_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'gw-b-')) });
@@ -27,7 +28,13 @@ describe(`relay channel [${backendName}]`, () => {
     const keyB = await json('POST', `${b.url}/admin/keys`, adminHeaders, { user_id: userB.body.id, unlimited: true });
     expect(keyB.status).toBe(201);
 
-    const a = await startGateway({ ...(await freshDatabase().then((d) => (cleanups.push(() => d.drop()), d.env))), ADMIN_TOKEN, RELAY_POLL_MS: '100', JOB_POLL_MS: '20' });
+    const a = await startGateway({
+      ...(await freshDatabase().then((d) => (cleanups.push(() => d.drop()), d.env))),
+      ADMIN_TOKEN,
+      RELAY_POLL_MS: '100',
+      JOB_POLL_MS: '20',
+      FILES_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'gw-a-')),
+    });
     const channel = await json('POST', `${a.url}/admin/channels`, adminHeaders, {
       name: 'gateway-b',
       type: 'relay',
@@ -55,15 +62,29 @@ describe(`relay channel [${backendName}]`, () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(record.status).toBe('completed');
+    // A re-hosted B's file: the link names A, and the bytes are B's.
     const link: string = record.result.images[0].url[0];
-    expect(link.startsWith(`${b.url}/files/`)).toBe(true);
-    const file = await request(link);
-    const meta = await sharp(Buffer.from(await file.body.arrayBuffer())).metadata();
-    expect([meta.width, meta.height]).toEqual([1024, 768]);
+    expect(link.startsWith(`${a.url}/files/`)).toBe(true);
+    const bytes = Buffer.from(await (await request(link)).body.arrayBuffer());
+    const meta = await sharp(bytes).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['png', 1024, 768]);
+    const bStore = createDb(dbB.url, { schema: dbB.schema });
+    const bTasks = await bStore.db.selectFrom('tasks').select('result').execute();
+    await bStore.close();
+    expect(bTasks).toHaveLength(1);
+    const bLink: string = JSON.parse(bTasks[0]!.result!).images[0].url[0];
+    expect(bLink.startsWith(`${b.url}/files/`)).toBe(true);
+    expect(Buffer.from(await (await request(bLink)).body.arrayBuffer()).equals(bytes)).toBe(true);
 
     // B ran the task for A's account there, under the mapped model name.
     const bBalance = await json('GET', `${b.url}/v1/user/balance`, { authorization: `Bearer ${keyB.body.key}` });
     expect(bBalance.body.used_balance).toBeCloseTo(0.02);
+
+    // With B gone, A still serves the file, byte for byte.
+    await b.stop();
+    const after = await request(link);
+    expect([after.statusCode, after.headers['content-type']]).toEqual([200, 'image/png']);
+    expect(Buffer.from(await after.body.arrayBuffer()).equals(bytes)).toBe(true);
   }, 90_000);
 
   it('a relay channel needs a base_url; secrets never appear in listings', async () => {
