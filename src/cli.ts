@@ -201,4 +201,5 @@ export function runCli(argv: string[]): void {
   );
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) runCli(process.argv.slice(2));
+const entry = process.argv[1] ?? '';
+if (import.meta.url === pathToFileURL(entry).href && /cli\.[jt]s$/.test(entry)) runCli(process.argv.slice(2));

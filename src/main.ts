@@ -140,4 +140,6 @@ export function start(config: Readonly<Config>): void {
   });
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) start(configOrExit());
+// Started as the program itself (tsx src/main.ts, node dist/server/main.js), not when bundled into the CLI.
+const entry = process.argv[1] ?? '';
+if (import.meta.url === pathToFileURL(entry).href && /main\.[jt]s$/.test(entry)) start(configOrExit());

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { UNITS_PER_USD } from '../../lib/money.ts';
+import { projectRoot } from '../../lib/project-root.ts';
 
 // Prices are data: a JSON file the operator can replace (PRICING_FILE). They are read once at start
 // and turned into integer ledger units, so no float ever reaches a balance.
@@ -19,7 +20,7 @@ export const PricingFile = Type.Object({ models: Type.Record(Type.String(), Mode
 export type PricingFile = Static<typeof PricingFile>;
 type ModelPrice = Static<typeof ModelPrice>;
 
-export const DEFAULT_PRICING_FILE = fileURLToPath(new URL('../../../config/pricing.json', import.meta.url));
+export const DEFAULT_PRICING_FILE = path.join(projectRoot(), 'config', 'pricing.json');
 
 export class PricingError extends Error {}
 
