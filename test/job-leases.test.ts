@@ -91,7 +91,7 @@ describe(`job leases [${backendName}]`, () => {
   it('a relay upstream slower than the lease, two runners: the task is submitted upstream once', async () => {
     const upstream = await startUpstream(async (hit) => {
       if (hit.method === 'POST') return (await sleep(2500), { status: 200, json: { data: [{ task_id: 'up_slow' }] } });
-      return { status: 200, json: { data: { status: 'completed', result: { images: [{ url: ['http://upstream.test/a.png'], expires_at: 9e9 }] } } } };
+      return { status: 200, json: { data: { status: 'completed', result: { images: [{ url: [`${upstream.url}/a.png`], expires_at: 9e9 }] } } } };
     });
     const [one, two] = await twoRunners({ ...LEASE, RELAY_POLL_MS: '50' });
     await addRelayChannel(one, upstream.url);
@@ -127,7 +127,7 @@ describe(`job leases [${backendName}]`, () => {
   it('relay submits carry an Idempotency-Key derived from the task id, the same on a retried submit', async () => {
     const upstream = await startUpstream(async (hit, i) => {
       if (hit.method === 'POST') return i === 0 ? { status: 503, json: { error: { message: 'busy' } } } : { status: 200, json: { data: [{ task_id: 'up_1' }] } };
-      return { status: 200, json: { data: { status: 'completed', result: { images: [{ url: ['http://upstream.test/b.png'], expires_at: 9e9 }] } } } };
+      return { status: 200, json: { data: { status: 'completed', result: { images: [{ url: [`${upstream.url}/b.png`], expires_at: 9e9 }] } } } };
     });
     const t = await createTestApp({ ...LEASE, RELAY_POLL_MS: '50' }, undefined, { workers: true });
     cleanups.push(() => t.close());
