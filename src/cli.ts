@@ -11,7 +11,7 @@ import * as channels from './modules/channels/channels.service.ts';
 import { setCredentials } from './modules/console/console.service.ts';
 import { auditLedger } from './modules/billing/ledger.audit.ts';
 import { ApiError } from './http/errors.ts';
-import { UpdateKeyBody } from './modules/admin/admin.schemas.ts';
+import { CreateKeyBody, UpdateKeyBody } from './modules/admin/admin.schemas.ts';
 import { CreateChannelBody, UpdateChannelBody } from './modules/channels/channels.schemas.ts';
 
 const USAGE = `gateway <command> [options]   (every command prints JSON)
@@ -25,10 +25,12 @@ const USAGE = `gateway <command> [options]   (every command prints JSON)
   users console-login ID --email E [--password P]
                                           set the account's console sign-in (a password is
                                           generated and printed once when none is given)
-  keys create --user ID [--name NAME] (--quota N | --unlimited) [--rpm N]
+  keys create --user ID [--name NAME] (--quota N | --unlimited) [--rpm N] [policy]
                                           create a key; its secret is printed once
   keys list --user ID                     list an account's keys
-  keys update ID [--name NAME] [--status active|disabled] [--quota N] [--rpm N]
+  keys update ID [--name NAME] [--status active|disabled] [--quota N] [--rpm N] [policy]
+                  policy: [--models a,b] [--allowed-ips CIDR,...] [--expires-at UNIX|never]
+                  (an empty list, --models '', lifts that limit)
   keys delete ID                          delete a key (refused everywhere within a second)
   channels create --name N --type simulator|relay --models a,b [--base-url U] [--secret S]
                   [--mapping ours=theirs,...] [--priority N] [--weight N]
@@ -57,6 +59,8 @@ const OPTIONS = {
   weight: { type: 'string' },
   email: { type: 'string' },
   password: { type: 'string' },
+  'allowed-ips': { type: 'string' },
+  'expires-at': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -72,7 +76,7 @@ function need<T>(name: string, value: T | undefined): T {
   return value;
 }
 
-const OPTION_OF: Record<string, string> = { rate_limit_rpm: 'rpm', base_url: 'base-url', model_mapping: 'mapping' };
+const OPTION_OF: Record<string, string> = { allowed_ips: 'allowed-ips', expires_at: 'expires-at', rate_limit_rpm: 'rpm', base_url: 'base-url', model_mapping: 'mapping' };
 
 /** The options checked by the schema of the HTTP route that does the same (an option left out is absent). */
 function checked<T extends TSchema>(schema: T, options: Record<string, unknown>): Static<T> {
@@ -103,6 +107,13 @@ function channelInput(v: Values) {
   };
 }
 
+/** --models, --allowed-ips, --expires-at as the key routes take them (absent when not given). */
+function keyPolicyInput(v: Values) {
+  const list = (raw?: string) => (raw === undefined ? undefined : raw.split(',').map((m) => m.trim()).filter(Boolean));
+  const expires = v['expires-at'];
+  return { models: list(v.models), allowed_ips: list(v['allowed-ips']), expires_at: expires === 'never' ? null : num('expires-at', expires) };
+}
+
 async function run(ctx: AppContext, words: string[], v: Values): Promise<unknown> {
   const [group, action, id] = words;
   switch (`${group} ${action}`) {
@@ -118,17 +129,18 @@ async function run(ctx: AppContext, words: string[], v: Values): Promise<unknown
       return v.password === undefined ? { ...set, password } : set;
     }
     case 'keys create':
-      return accounts.createKey(ctx, {
+      return accounts.createKey(ctx, checked(CreateKeyBody, {
         user_id: need('user', v.user),
         name: v.name,
         quota: num('quota', v.quota),
         unlimited: v.unlimited,
         rate_limit_rpm: num('rpm', v.rpm),
-      });
+        ...keyPolicyInput(v),
+      }));
     case 'keys list':
       return accounts.findKeys(ctx, need('user', v.user));
     case 'keys update':
-      return accounts.changeKey(ctx, need('ID', id), checked(UpdateKeyBody, { name: v.name, status: v.status, quota: num('quota', v.quota), rate_limit_rpm: num('rpm', v.rpm) }));
+      return accounts.changeKey(ctx, need('ID', id), checked(UpdateKeyBody, { name: v.name, status: v.status, quota: num('quota', v.quota), rate_limit_rpm: num('rpm', v.rpm), ...keyPolicyInput(v) }));
     case 'keys delete':
       return accounts.deleteKey(ctx, need('ID', id));
     case 'channels create':

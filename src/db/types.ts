@@ -13,6 +13,10 @@ export interface UsersTable {
   updated_at: number;
   /** Standard Webhooks signing secret (`whsec_...`), made on first use. */
   webhook_secret: Generated<string | null>;
+  /** Low-balance alert (webhooks/balance-alerts.ts): threshold in ledger units, target, 1 once sent. */
+  alert_below: Generated<number | null>;
+  alert_url: Generated<string | null>;
+  alert_sent: Generated<number>;
 }
 
 export type KeyStatus = 'active' | 'disabled' | 'deleted';
@@ -31,6 +35,12 @@ export interface ApiKeysTable {
   created_at: number;
   updated_at: number;
   deleted_at: number | null;
+  /** Key policy (accounts/key-policy.ts): JSON arrays, null = no limit; expires_at in ms. */
+  models: Generated<string | null>;
+  allowed_ips: Generated<string | null>;
+  expires_at: Generated<number | null>;
+  /** JSON of the policy the operator last set: an account holder may narrow it, never widen it. */
+  policy_ceiling: Generated<string | null>;
 }
 
 export type LedgerKind = 'topup' | 'adjustment' | 'key_quota' | 'hold' | 'settle' | 'refund' | 'charge';
@@ -89,7 +99,7 @@ export interface TasksTable {
   webhook_round: Generated<number>;
 }
 
-export type JobKind = 'dispatch' | 'poll' | 'deliver';
+export type JobKind = 'dispatch' | 'poll' | 'deliver' | 'alert';
 
 export interface JobsTable {
   id: Generated<number>;
@@ -214,6 +224,16 @@ export interface ConsoleSessionsTable {
   expires_at: number;
 }
 
+/** A low-balance alert to deliver (job kind `alert`, task_id = its id). */
+export interface BalanceAlertsTable {
+  id: string;
+  user_id: string;
+  url: string;
+  balance: number;
+  threshold: number;
+  created_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -229,6 +249,7 @@ export interface Database {
   text_holds: TextHoldsTable;
   console_credentials: ConsoleCredentialsTable;
   console_sessions: ConsoleSessionsTable;
+  balance_alerts: BalanceAlertsTable;
 }
 
 export type User = Selectable<UsersTable>;

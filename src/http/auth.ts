@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler, preValidationHookHandler } from 'fastify';
 import type { AppContext } from '../context.ts';
 import type { CachedKey } from '../lib/key-cache.ts';
+import { addressAllowed, modelAllowed } from '../modules/accounts/key-policy.ts';
 import type { RateDecision } from '../lib/rate-limiter.ts';
 import { readSession } from '../modules/console/session-guard.ts';
 import { forbidden, rateLimited, unauthorized } from './errors.ts';
@@ -45,7 +46,28 @@ function keyDigest(token: string): { bytes: Buffer; hex: string } {
 export interface KeyGuardOptions {
   /** The balance routes answer a deleted key with 200 `{success:false}` instead of 401 (SPEC 4.1). */
   allowDeleted?: boolean;
+  /** The model the call uses, checked against the key's `models` before any hold (key-policy.ts). */
+  model?: ModelOf;
 }
+
+export type ModelOf = (request: FastifyRequest) => string | undefined;
+
+/** The body's `model` (before validation: a non-string is left to the schema's 400), or `fallback`. */
+export const bodyModel = (fallback?: string): ModelOf => (request) => {
+  const model = (request.body as { model?: unknown } | undefined)?.model;
+  return typeof model === 'string' ? model : model === undefined ? fallback : undefined;
+};
+export const fixedModel = (model: string): ModelOf => () => model;
+/** `{model}:{method}` of the native routes' wildcard. */
+export const pathModel: ModelOf = (request) => {
+  const target = (request.params as { '*'?: string })['*'] ?? '';
+  const at = target.lastIndexOf(':');
+  try {
+    return decodeURIComponent(at > 0 ? target.slice(0, at) : target);
+  } catch {
+    return undefined;
+  }
+};
 
 /**
  * Authenticates the key and applies its rate limit. A callback hook, not an async one: with the key
@@ -70,6 +92,7 @@ export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preVal
           .lookup(digest.hex)
           .then((found) => {
             assertUsable(found, digest.bytes, options);
+            if (found.policy) assertPolicy(found, request, options);
             request.apiKey = found;
             return limitLater(ctx, found, request, reply);
           })
@@ -77,6 +100,7 @@ export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preVal
         return;
       }
       assertUsable(key, digest.bytes, options);
+      if (key.policy) assertPolicy(key, request, options);
       request.apiKey = key;
       const decision = ctx.rateLimiter.hitNow?.(key.id, limitOf(ctx, key));
       if (!decision) {
@@ -95,6 +119,20 @@ function assertUsable(key: CachedKey | undefined, digest: Buffer, options: KeyGu
   if (!key || !timingSafeEqual(key.hashBytes, digest)) throw unauthorized('Invalid API key');
   if (key.status === 'disabled') throw unauthorized('This API key is disabled');
   if (key.status === 'deleted' && !options.allowDeleted) throw unauthorized('This API key has been deleted');
+}
+
+/** The key's policy: expired is 401; an address or a model outside its lists is 403. */
+function assertPolicy(key: CachedKey, request: FastifyRequest, options: KeyGuardOptions): void {
+  const policy = key.policy!;
+  if (key.status === 'deleted') return;
+  if (policy.expiresAtMs !== undefined && Date.now() >= policy.expiresAtMs) {
+    throw unauthorized(`This API key expired at ${new Date(policy.expiresAtMs).toISOString()}`);
+  }
+  if (policy.addresses && !addressAllowed(policy.addresses, request.ip)) {
+    throw forbidden(`This API key may not be used from ${request.ip}`);
+  }
+  const model = policy.models && options.model?.(request);
+  if (model !== undefined && !modelAllowed(policy, model)) throw forbidden(`This API key may not use the model ${model}`);
 }
 
 const limitOf = (ctx: AppContext, key: CachedKey) => key.rate_limit_rpm ?? ctx.config.rateLimitRpm;

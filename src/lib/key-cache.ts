@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { ApiKey, Database } from '../db/types.ts';
 import { findKeyByHash, keysChangedSince } from '../modules/accounts/keys.repo.ts';
+import { compilePolicy, policyOfRow, type CompiledPolicy } from '../modules/accounts/key-policy.ts';
 
 // Authenticating must not cost a database read per request, yet a key deleted or changed anywhere
 // must stop working everywhere within a second. Every process keeps a cache and drops entries when
@@ -11,6 +12,8 @@ import { findKeyByHash, keysChangedSince } from '../modules/accounts/keys.repo.t
 export type CachedKey = Pick<ApiKey, 'id' | 'user_id' | 'key_hash' | 'status' | 'unlimited' | 'rate_limit_rpm'> & {
   /** key_hash as bytes, for the constant-time comparison on every request. */
   hashBytes: Buffer;
+  /** Models, addresses, expiry (accounts/key-policy.ts), compiled once here; undefined = none. */
+  policy?: CompiledPolicy;
 };
 
 const CHANNEL = 'gw:key-changed';
@@ -49,6 +52,7 @@ export class KeyCache {
       unlimited: row.unlimited,
       rate_limit_rpm: row.rate_limit_rpm,
       hashBytes: Buffer.from(row.key_hash, 'hex'),
+      policy: compilePolicy(policyOfRow(row)),
     };
     this.entries.set(hash, { key, at: Date.now() });
     return key;

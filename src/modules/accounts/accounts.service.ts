@@ -6,6 +6,7 @@ import { fromBalance, toBalance, toCredits } from '../../lib/money.ts';
 import { adjustKeyQuota, topUp } from '../billing/ledger.ts';
 import { getUser, insertUser, listUsers, NO_OPEN_HOLDS, openHoldsOf, type OpenHolds } from './accounts.repo.ts';
 import { generateKeySecret } from './key-secret.ts';
+import { assertWithinCeiling, ceilingOfRow, normalizePolicy, NO_POLICY, policyColumns, policyOfRow, type KeyPolicy } from './key-policy.ts';
 import { getKey, insertKey, listKeys, lockKey, updateKey, updateKeySettings } from './keys.repo.ts';
 
 type Ctx = Pick<AppContext, 'db' | 'config' | 'keyCache' | 'quotas'>;
@@ -38,9 +39,16 @@ export function keyView(ctx: Ctx, key: ApiKey, held: OpenHolds = NO_OPEN_HOLDS) 
     quota: key.unlimited === 1 ? null : toBalance(key.quota_remain + held.limited, ctx.config),
     quota_used: toBalance(key.quota_used - held.unspent, ctx.config),
     rate_limit_rpm: key.rate_limit_rpm,
+    ...policyOfRow(key),
+    operator_policy: ceilingOfRow(key),
     created_at: Math.floor(key.created_at / 1000),
   };
 }
+
+/** Who writes a key: the operator sets its policy (and so the ceiling); an account holder only narrows it. */
+export type KeyWriter = 'operator' | 'account';
+
+const policyFields = (input: Partial<KeyPolicy>) => input.models !== undefined || input.allowed_ips !== undefined || input.expires_at !== undefined;
 
 /** Amounts arrive in the configured balance unit; a value that rounds to fractions of a unit is refused. */
 function units(ctx: Ctx, field: string, amount: number): number {
@@ -81,7 +89,7 @@ export async function findUsers(ctx: Ctx, limit: number, after?: string) {
   return userViews(ctx, await listUsers(ctx.db, limit, after));
 }
 
-export interface NewKeyInput {
+export interface NewKeyInput extends Partial<KeyPolicy> {
   user_id: string;
   name?: string;
   quota?: number;
@@ -89,11 +97,12 @@ export interface NewKeyInput {
   rate_limit_rpm?: number | null;
 }
 
-export async function createKey(ctx: Ctx, input: NewKeyInput) {
+export async function createKey(ctx: Ctx, input: NewKeyInput, by: KeyWriter = 'operator') {
   if (input.unlimited && input.quota !== undefined) throw badRequest('quota and unlimited: true cannot be sent together');
   if (!input.unlimited && input.quota === undefined) throw badRequest('send either quota or unlimited: true');
   if (!(await getUser(ctx.db, input.user_id))) throw badRequest(`user_id: no user ${input.user_id}`);
   const quota = input.unlimited ? 0 : units(ctx, 'quota', input.quota!);
+  const policy = normalizePolicy(input, NO_POLICY);
   const secret = generateKeySecret();
   const id = newId('key');
   const now = Date.now();
@@ -112,6 +121,8 @@ export async function createKey(ctx: Ctx, input: NewKeyInput) {
       created_at: now,
       updated_at: now,
       deleted_at: null,
+      ...policyColumns(policy),
+      policy_ceiling: by === 'operator' && policyFields(input) ? JSON.stringify(policy) : null,
     });
     if (quota > 0) await adjustKeyQuota(trx, { userId: input.user_id, keyId: id, delta: quota, amount: 0, note: 'initial quota' });
   });
@@ -124,7 +135,7 @@ async function existingKey(ctx: Ctx, id: string): Promise<ApiKey> {
   return key;
 }
 
-export interface KeyChanges {
+export interface KeyChanges extends Partial<KeyPolicy> {
   name?: string;
   status?: Exclude<KeyStatus, 'deleted'>;
   rate_limit_rpm?: number | null;
@@ -132,7 +143,7 @@ export interface KeyChanges {
   quota?: number;
 }
 
-export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges) {
+export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges, by: KeyWriter = 'operator') {
   // Deleting also sets deleted_at (deleteKey): a status alone would leave the key half deleted.
   if (changes.status !== undefined && !['active', 'disabled'].includes(changes.status)) throw badRequest('status must be active or disabled');
   const target = changes.quota === undefined ? undefined : units(ctx, 'quota', changes.quota);
@@ -149,7 +160,15 @@ export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges) {
       const delta = Math.max(target - (locked.quota_remain + held), -locked.quota_remain);
       if (delta !== 0) await adjustKeyQuota(trx, { userId: locked.user_id, keyId: id, delta, amount: 0, note: 'quota set' });
     }
-    await updateKeySettings(trx, id, changes);
+    const settings = { name: changes.name, status: changes.status, rate_limit_rpm: changes.rate_limit_rpm };
+    if (policyFields(changes)) {
+      const policy = normalizePolicy(changes, policyOfRow(locked));
+      if (by === 'account') assertWithinCeiling(policy, ceilingOfRow(locked));
+      const ceiling = by === 'operator' ? { policy_ceiling: JSON.stringify(policy) } : {};
+      await updateKeySettings(trx, id, { ...settings, ...policyColumns(policy), ...ceiling });
+    } else {
+      await updateKeySettings(trx, id, settings);
+    }
     // Read before the commit: the answer is the key as this change left it, whatever spends next.
     const changed = (await getKey(trx, id))!;
     return { hash: changed.key_hash, view: keyView(ctx, changed, (await openHoldsOf(trx, 'key_id', [id])).get(id)) };

@@ -73,11 +73,16 @@ export interface KeySettings {
   name?: string;
   status?: 'active' | 'disabled';
   rate_limit_rpm?: number | null;
+  /** The policy columns (key-policy.ts policyColumns) and the operator's ceiling, JSON. */
+  models?: string | null;
+  allowed_ips?: string | null;
+  expires_at?: number | null;
+  policy_ceiling?: string | null;
 }
 
 export async function updateKeySettings(db: Kysely<Database>, id: string, settings: KeySettings): Promise<void> {
-  const { name, status, rate_limit_rpm } = settings;
-  await updateKey(db, id, { name, status, rate_limit_rpm });
+  const { name, status, rate_limit_rpm, models, allowed_ips, expires_at, policy_ceiling } = settings;
+  await updateKey(db, id, { name, status, rate_limit_rpm, models, allowed_ips, expires_at, policy_ceiling });
 }
 
 export async function updateKey(db: Kysely<Database>, id: string, changes: ApiKeyUpdate): Promise<boolean> {

@@ -38,12 +38,26 @@ const RateLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }),
   description: 'Requests per minute for this key; null uses RATE_LIMIT_RPM',
 });
 
+// Key policy (DESIGN "Key policies"): the same three fields on every key write, admin and console.
+export const PolicyFields = {
+  models: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 500, description: 'Model ids the key may use (aliases become their id); empty = every model' })),
+  allowed_ips: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 60 }), { maxItems: 200, description: 'IPv4/IPv6 addresses or CIDRs the key may be used from (the client address as TRUST_PROXY defines it); empty = anywhere' })),
+  expires_at: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 100_000_000_000 }), Type.Null()], { description: 'Unix seconds after which the key is refused (401); null = never' })),
+};
+
+const Policy = Type.Object({
+  models: Type.Array(Type.String()),
+  allowed_ips: Type.Array(Type.String()),
+  expires_at: Type.Union([Type.Integer(), Type.Null()]),
+});
+
 export const CreateKeyBody = Type.Object({
   user_id: Type.String({ minLength: 1, maxLength: 100 }),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   quota: Type.Optional(Amount),
   unlimited: Type.Optional(Type.Boolean()),
   rate_limit_rpm: Type.Optional(RateLimit),
+  ...PolicyFields,
 }, closed);
 
 export const UpdateKeyBody = Type.Object({
@@ -51,6 +65,7 @@ export const UpdateKeyBody = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')])),
   quota: Type.Optional(Amount),
   rate_limit_rpm: Type.Optional(RateLimit),
+  ...PolicyFields,
 }, closed);
 
 // Each model's prices are checked against the pricing schema when saved (billing/price-table.ts).
@@ -69,6 +84,10 @@ export const Key = Type.Object(
     quota: Type.Union([Type.Number(), Type.Null()]),
     quota_used: Type.Number(),
     rate_limit_rpm: Type.Union([Type.Integer(), Type.Null()]),
+    models: Type.Array(Type.String(), { description: 'Empty = every model' }),
+    allowed_ips: Type.Array(Type.String(), { description: 'Empty = any address' }),
+    expires_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds; null = never' }),
+    operator_policy: Type.Union([Policy, Type.Null()], { description: 'What the operator set: the account holder may narrow the key inside it, never widen it' }),
     created_at: Type.Integer(),
   },
   { $id: 'AdminKey' },

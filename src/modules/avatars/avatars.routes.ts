@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import type { Asset } from '../../db/types.ts';
-import { adminGuard, keyGuard } from '../../http/auth.ts';
+import { adminGuard, fixedModel, keyGuard } from '../../http/auth.ts';
+import { AVATAR_REVIEW_MODEL } from '../catalog/models.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { listAssets, listGroups } from './avatars.repo.ts';
 import { AssetView, AvatarReceipt, AvatarRequest } from './avatars.schemas.ts';
@@ -33,7 +34,7 @@ export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/seedance2/private-avatar',
       {
-        preValidation: keyGuard(ctx),
+        preValidation: keyGuard(ctx, { model: fixedModel(AVATAR_REVIEW_MODEL) }),
         schema: {
           tags: ['avatars'],
           summary: 'Submit avatar assets for review (SPEC 4.3)',

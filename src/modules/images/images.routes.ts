@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.ts';
-import { keyGuard } from '../../http/auth.ts';
+import { bodyModel, keyGuard } from '../../http/auth.ts';
+import { DEFAULT_IMAGE_MODEL } from '../catalog/models.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { ImageRequest, SubmitReceipt } from './images.schemas.ts';
 import { submitImages } from './images.service.ts';
@@ -10,7 +11,7 @@ export function imagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/images/generations',
       {
-        preValidation: keyGuard(ctx),
+        preValidation: keyGuard(ctx, { model: bodyModel(DEFAULT_IMAGE_MODEL) }),
         schema: {
           tags: ['images'],
           summary: 'Submit an image generation task (SPEC 4.6)',

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { keyGuard } from '../../http/auth.ts';
+import { bodyModel, keyGuard } from '../../http/auth.ts';
 import { badGateway, badRequest } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
@@ -21,7 +21,7 @@ export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/messages',
       {
-        preValidation: keyGuard(ctx),
+        preValidation: keyGuard(ctx, { model: bodyModel() }),
         schema: {
           tags: ['text'],
           summary: 'Messages (SPEC 4.8): answered in the messages format itself; `stream: true` for events',

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
-import { keyGuard } from '../../http/auth.ts';
+import { keyGuard, pathModel } from '../../http/auth.ts';
 import { notFound, serviceUnavailable } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
@@ -19,7 +19,7 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1beta/models/*',
       {
-        preValidation: keyGuard(ctx),
+        preValidation: keyGuard(ctx, { model: pathModel }),
         schema: {
           tags: ['text'],
           summary: 'Native text: /v1beta/models/{model}:generateContent | :streamGenerateContent (?alt=sse) | :countTokens (SPEC 4.7)',

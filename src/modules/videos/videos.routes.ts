@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.ts';
-import { keyGuard } from '../../http/auth.ts';
+import { bodyModel, keyGuard } from '../../http/auth.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { SubmitReceipt } from '../images/images.schemas.ts';
 import { VideoRequest } from './videos.schemas.ts';
@@ -11,7 +11,7 @@ export function videosRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/videos/generations',
       {
-        preValidation: keyGuard(ctx),
+        preValidation: keyGuard(ctx, { model: bodyModel() }),
         schema: {
           tags: ['videos'],
           summary: 'Submit a video generation task (SPEC 4.5)',
