@@ -13,6 +13,16 @@ import { auditLedger } from './modules/billing/ledger.audit.ts';
 import { ApiError } from './http/errors.ts';
 import { CreateKeyBody, UpdateKeyBody } from './modules/admin/admin.schemas.ts';
 import { CreateChannelBody, UpdateChannelBody } from './modules/channels/channels.schemas.ts';
+import { CHANNEL_TYPES, CHANNEL_TYPE_NAMES } from './providers/registry.ts';
+import { secretFields } from './providers/channel-type.ts';
+import { knownType } from './modules/channels/channel-options.ts';
+
+/** The channel types and their --options, from the registry. */
+const CHANNEL_TYPES_HELP = CHANNEL_TYPES.map((entry) => {
+  const secrets = new Set(secretFields(entry));
+  const fields = Object.keys(entry.options.properties).map((f) => (secrets.has(f) ? `${f} (secret)` : f));
+  return `    ${entry.type.padEnd(18)}${entry.serves.join(', ')}; options: ${fields.length > 0 ? fields.join(', ') : 'none'}`;
+}).join('\n');
 
 const USAGE = `gateway <command> [options]   (every command prints JSON)
 
@@ -32,8 +42,12 @@ const USAGE = `gateway <command> [options]   (every command prints JSON)
                   policy: [--models a,b] [--allowed-ips CIDR,...] [--expires-at UNIX|never]
                   (an empty list, --models '', lifts that limit)
   keys delete ID                          delete a key (refused everywhere within a second)
-  channels create --name N --type simulator|relay --models a,b [--base-url U] [--secret S]
-                  [--mapping ours=theirs,...] [--priority N] [--weight N]
+  channels create --name N --type ${CHANNEL_TYPE_NAMES.join('|')} --models a,b
+                  [--base-url U] [--secret S] [--mapping ours=theirs,...] [--priority N] [--weight N]
+                  [--options JSON]  the type's own settings, e.g. '{"organization":"org-1"}';
+                  secret ones are never printed back (has_<field>: true); on update a field
+                  left out keeps its value and null clears it. The types and their options:
+${CHANNEL_TYPES_HELP}
   channels list                           list upstream channels (secrets never shown)
   channels update ID [same options as create] [--status enabled|disabled]
   channels delete ID                      remove a channel
@@ -57,6 +71,7 @@ const OPTIONS = {
   mapping: { type: 'string' },
   priority: { type: 'string' },
   weight: { type: 'string' },
+  options: { type: 'string' },
   email: { type: 'string' },
   password: { type: 'string' },
   'allowed-ips': { type: 'string' },
@@ -97,14 +112,27 @@ function channelInput(v: Values) {
   const mapping = list(v.mapping)?.map((pair) => pair.split('=') as [string, string]);
   return {
     name: v.name,
-    type: v.type,
+    // Checked against the registry first, so the refusal lists the known types.
+    type: v.type === undefined ? undefined : knownType(v.type).type,
     models: list(v.models),
     base_url: v['base-url'],
     secret: v.secret,
     model_mapping: mapping ? Object.fromEntries(mapping) : undefined,
     priority: num('priority', v.priority),
     weight: num('weight', v.weight),
+    options: channelOptions(v.options),
   };
+}
+
+function channelOptions(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(raw);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed;
+  } catch {
+    // reported below
+  }
+  throw new ApiError(400, 'invalid_request_error', '--options must be a JSON object');
 }
 
 /** --models, --allowed-ips, --expires-at as the key routes take them (absent when not given). */

@@ -41,6 +41,7 @@ export type TaskRow = Static<typeof ConsoleSchemas.TaskRow>;
 export type Attempt = Static<typeof ConsoleSchemas.Attempt>;
 export type AdminUser = Static<typeof AdminSchemas.User>;
 export type Channel = Static<typeof ChannelSchemas.Channel>;
+export type ChannelTypeInfo = Static<typeof ChannelSchemas.ChannelType>;
 export type DayTotals = Static<typeof ConsoleSchemas.DayTotals>;
 
 export const money = (value: number) => value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 });

@@ -281,6 +281,12 @@ const migrations: Record<string, DialectMigration> = {
         .execute();
     },
   }),
+  '0011_channel_options': () => ({
+    async up(db: Kysely<any>) {
+      // A channel type's own settings (providers/registry.ts), secrets among them: a JSON object.
+      await db.schema.alterTable('channels').addColumn('options', 'text', (c) => c.notNull().defaultTo('{}')).execute();
+    },
+  }),
 };
 
 /** SQLite: rebuilds `table` as it is, minus AUTOINCREMENT (its rows, ids and indexes kept). */

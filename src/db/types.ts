@@ -126,6 +126,8 @@ export interface ChannelsTable {
   priority: number;
   weight: number;
   status: 'enabled' | 'disabled';
+  /** JSON object: the type's own settings (checked by its registry entry's schema; secrets included). */
+  options: Generated<string>;
   created_at: number;
   updated_at: number;
 }

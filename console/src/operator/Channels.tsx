@@ -1,9 +1,8 @@
 import { useState, type FormEvent } from 'react';
-import { api, type Channel } from '../api.ts';
+import { api, type Channel, type ChannelTypeInfo } from '../api.ts';
 import { ErrorNote, Section, StatusBadge, TableRegion } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
-
-const TYPES = ['simulator', 'relay', 'native', 'messages', 'chat-completions'];
+import { OptionFields, optionDrafts, optionsBody, type OptionDrafts } from './ChannelOptions.tsx';
 
 interface Draft {
   name: string;
@@ -14,9 +13,11 @@ interface Draft {
   model_mapping: string;
   priority: string;
   weight: string;
+  options: OptionDrafts;
 }
 
-const emptyDraft: Draft = { name: '', type: 'chat-completions', base_url: '', secret: '', models: '', model_mapping: '{}', priority: '0', weight: '1' };
+// No type yet: the form shows the registry's first until one is chosen.
+const emptyDraft: Draft = { name: '', type: '', base_url: '', secret: '', models: '', model_mapping: '{}', priority: '0', weight: '1', options: {} };
 
 function draftOf(channel: Channel): Draft {
   return {
@@ -28,10 +29,11 @@ function draftOf(channel: Channel): Draft {
     model_mapping: JSON.stringify(channel.model_mapping),
     priority: String(channel.priority),
     weight: String(channel.weight),
+    options: optionDrafts(channel.options),
   };
 }
 
-function bodyOf(draft: Draft, editing: boolean) {
+function bodyOf(draft: Draft, info: ChannelTypeInfo | undefined, editing: boolean) {
   let mapping: Record<string, string>;
   try {
     mapping = JSON.parse(draft.model_mapping || '{}');
@@ -48,20 +50,25 @@ function bodyOf(draft: Draft, editing: boolean) {
     model_mapping: mapping,
     priority: Number(draft.priority),
     weight: Number(draft.weight),
+    options: optionsBody(info, draft.options, editing),
   };
 }
 
 export function Channels() {
   const channels = useLoad<{ data: Channel[] }>('/admin/channels');
+  const types = useLoad<{ data: ChannelTypeInfo[] }>('/admin/channel-types');
   const [editing, setEditing] = useState<string | undefined>();
   const [draft, setDraft] = useState<Draft>(emptyDraft);
   const [tested, setTested] = useState<Record<string, string>>({});
   const action = useAction();
+  const type = draft.type || types.data?.data[0]?.type || '';
+  const info = types.data?.data.find((t) => t.type === type);
+  const stored = channels.data?.data.find((c) => c.id === editing);
 
   const save = (event: FormEvent) => {
     event.preventDefault();
     void action.run(async () => {
-      const body = bodyOf(draft, editing !== undefined);
+      const body = { ...bodyOf(draft, info, editing !== undefined), type };
       if (editing) await api('PATCH', `/admin/channels/${editing}`, body);
       else await api('POST', '/admin/channels', body);
       setEditing(undefined);
@@ -80,7 +87,7 @@ export function Channels() {
       const result = await api<{ ok: boolean; latency_ms: number; detail: string }>('POST', `/admin/channels/${channel.id}/test`);
       setTested((t) => ({ ...t, [channel.id]: `${result.ok ? 'OK' : 'Failed'} in ${result.latency_ms} ms: ${result.detail}` }));
     });
-  const field = (name: keyof Draft, label: string, props: Record<string, unknown> = {}) => (
+  const field = (name: Exclude<keyof Draft, 'options'>, label: string, props: Record<string, unknown> = {}) => (
     <label>
       {label}
       <input value={draft[name]} onChange={(e) => setDraft({ ...draft, [name]: e.target.value })} {...props} />
@@ -90,7 +97,7 @@ export function Channels() {
   return (
     <>
       <Section title="Channels">
-        <ErrorNote message={channels.error ?? action.error} />
+        <ErrorNote message={channels.error ?? types.error ?? action.error} />
         <TableRegion label="Channels">
           <table>
             <thead>
@@ -144,18 +151,22 @@ export function Channels() {
           {field('name', 'Name', { required: true })}
           <label>
             Type
-            <select value={draft.type} onChange={(e) => setDraft({ ...draft, type: e.target.value })}>
-              {TYPES.map((t) => (
-                <option key={t}>{t}</option>
+            {/* Another type has other options: the ones typed for the last type are dropped. */}
+            <select value={type} onChange={(e) => setDraft({ ...draft, type: e.target.value, options: {} })}>
+              {types.data?.data.map((t) => (
+                <option key={t.type} value={t.type} title={t.summary}>
+                  {t.type}
+                </option>
               ))}
             </select>
           </label>
-          {field('base_url', 'Base URL', { type: 'url', placeholder: 'https://upstream.example' })}
-          {field('secret', editing ? 'Secret (empty keeps the stored one)' : 'Secret', { type: 'password', autoComplete: 'off' })}
+          {info?.base_url !== 'none' && field('base_url', 'Base URL', { type: 'url', placeholder: 'https://upstream.example' })}
+          {info?.base_url !== 'none' && field('secret', editing ? 'Secret (empty keeps the stored one)' : 'Secret', { type: 'password', autoComplete: 'off' })}
           {field('models', 'Models (comma separated, * for all)', { required: true })}
           {field('model_mapping', 'Model mapping (JSON)')}
           {field('priority', 'Priority', { type: 'number' })}
           {field('weight', 'Weight', { type: 'number', min: 1 })}
+          <OptionFields info={info} drafts={draft.options} stored={stored?.type === type ? stored.options : undefined} onChange={(options) => setDraft({ ...draft, options })} />
           <div className="form-actions">
             <button type="submit" disabled={action.busy}>
               {editing ? 'Save channel' : 'Add channel'}

@@ -2,10 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Channel, Database } from '../../db/types.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { checkOptions, knownType, mergeOptions, optionsView, type ChannelOptions } from './channel-options.ts';
 import { deleteChannel, getChannel, insertChannel, listChannels, updateChannel } from './channels.repo.ts';
-
-export const CHANNEL_TYPES = ['simulator', 'relay', 'native', 'messages', 'chat-completions'] as const;
-export type ChannelType = (typeof CHANNEL_TYPES)[number];
 
 // Channels live in the database so every process routes the same way; each process re-reads them
 // at most once a second, so an operator's change reaches all of them within that time.
@@ -123,6 +121,7 @@ export interface ChannelInput {
   priority?: number;
   weight?: number;
   status?: 'enabled' | 'disabled';
+  options?: ChannelOptions;
 }
 
 /** Admin views never carry the secret, only whether one is set. */
@@ -138,14 +137,14 @@ export function channelView(channel: Channel) {
     priority: channel.priority,
     weight: channel.weight,
     status: channel.status,
+    options: optionsView(channel.type, JSON.parse(channel.options) as ChannelOptions),
     created_at: Math.floor(channel.created_at / 1000),
   };
 }
 
-function checkChannel(input: Partial<ChannelInput>): void {
-  if (input.type !== undefined && !CHANNEL_TYPES.includes(input.type as ChannelType)) {
-    throw badRequest(`type must be one of ${CHANNEL_TYPES.join(', ')}`);
-  }
+/** Checks a channel as it will be stored: its type, base URL and options (as the type's registry entry says). */
+function checkChannel(input: { type: string; base_url?: string | null; options: ChannelOptions }): ChannelOptions {
+  const entry = knownType(input.type);
   if (input.base_url) {
     try {
       const url = new URL(input.base_url);
@@ -154,11 +153,12 @@ function checkChannel(input: Partial<ChannelInput>): void {
       throw badRequest('base_url must be an http(s) URL');
     }
   }
-  if (input.type !== 'simulator' && input.type !== undefined && !input.base_url) throw badRequest(`base_url is required for a ${input.type} channel`);
+  if (entry.baseUrl === 'required' && !input.base_url) throw badRequest(`base_url is required for a ${input.type} channel`);
+  return checkOptions(entry, input.options);
 }
 
 export async function createChannel(db: Kysely<Database>, input: ChannelInput) {
-  checkChannel(input);
+  const options = checkChannel({ ...input, options: mergeOptions({}, input.options ?? {}) });
   const now = Date.now();
   const id = newId('ch');
   await insertChannel(db, {
@@ -172,6 +172,7 @@ export async function createChannel(db: Kysely<Database>, input: ChannelInput) {
     priority: input.priority ?? 0,
     weight: input.weight ?? 1,
     status: input.status ?? 'enabled',
+    options: JSON.stringify(options),
     created_at: now,
     updated_at: now,
   });
@@ -182,8 +183,15 @@ export async function changeChannel(db: Kysely<Database>, id: string, input: Par
   const existing = await getChannel(db, id);
   if (!existing) throw notFound(`No channel ${id}`);
   // A field left out (or undefined, as the CLI passes it) keeps the stored value, also for the check.
-  checkChannel({ type: input.type ?? existing.type, base_url: input.base_url === undefined ? existing.base_url : input.base_url });
-  const { name, type, base_url, secret, models, model_mapping, priority, weight, status } = input;
+  // Another type starts from no options: the old type's settings mean nothing to it.
+  const type = input.type ?? existing.type;
+  const stored = type === existing.type ? (JSON.parse(existing.options) as ChannelOptions) : {};
+  const options = checkChannel({
+    type,
+    base_url: input.base_url === undefined ? existing.base_url : input.base_url,
+    options: input.options === undefined ? stored : mergeOptions(stored, input.options),
+  });
+  const { name, base_url, secret, models, model_mapping, priority, weight, status } = input;
   await updateChannel(db, id, {
     name,
     type,
@@ -194,6 +202,7 @@ export async function changeChannel(db: Kysely<Database>, id: string, input: Par
     base_url: base_url === undefined ? undefined : (base_url?.replace(/\/+$/, '') ?? null),
     models: models && JSON.stringify(models),
     model_mapping: model_mapping && JSON.stringify(model_mapping),
+    options: JSON.stringify(options),
   });
   return channelView((await getChannel(db, id))!);
 }

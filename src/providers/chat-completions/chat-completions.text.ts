@@ -45,8 +45,8 @@ export async function clientError(statusCode: number, body: { text(): string | P
 }
 
 export class ChatCompletionsText extends UpstreamText {
-  constructor(channel: Channel, timeoutMs: number) {
-    super(channel, timeoutMs, channel.secret ? { authorization: `Bearer ${channel.secret}` } : {});
+  constructor(channel: Channel, timeoutMs: number, extraHeaders: Record<string, string> = {}) {
+    super(channel, timeoutMs, { ...extraHeaders, ...(channel.secret ? { authorization: `Bearer ${channel.secret}` } : {}) });
   }
 
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {

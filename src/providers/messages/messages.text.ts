@@ -25,8 +25,8 @@ function toMessages(request: TextRequest, stream: boolean) {
 }
 
 export class MessagesText extends UpstreamText {
-  constructor(channel: Channel, timeoutMs: number) {
-    super(channel, timeoutMs, { 'vendor-version': '2025-10-01', ...(channel.secret ? { 'x-api-key': channel.secret } : {}) });
+  constructor(channel: Channel, timeoutMs: number, extraHeaders: Record<string, string> = {}) {
+    super(channel, timeoutMs, { ...extraHeaders, 'vendor-version': '2025-10-01', ...(channel.secret ? { 'x-api-key': channel.secret } : {}) });
   }
 
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {

@@ -26,8 +26,8 @@ const finishOf = (reason: unknown): FinishReason => (reason === 'MAX_TOKENS' ? '
 const textOf = (data: any) => ((data?.candidates?.[0]?.content?.parts ?? []) as { text?: string }[]).map((p) => p.text ?? '').join('');
 
 export class NativeText extends UpstreamText {
-  constructor(channel: Channel, timeoutMs: number) {
-    super(channel, timeoutMs, channel.secret ? { authorization: `Bearer ${channel.secret}` } : {});
+  constructor(channel: Channel, timeoutMs: number, extraHeaders: Record<string, string> = {}) {
+    super(channel, timeoutMs, { ...extraHeaders, ...(channel.secret ? { authorization: `Bearer ${channel.secret}` } : {}) });
   }
 
   private pathOf(request: TextRequest, method: string): string {

@@ -1,0 +1,73 @@
+import { Type, type TObject, type TProperties, type TSchema } from 'typebox';
+import type { Config } from '../config.ts';
+import type { Channel } from '../db/types.ts';
+import type { Pricing } from '../modules/billing/pricing.ts';
+import type { TextProvider } from '../modules/text/text.types.ts';
+import type { TaskProvider } from './types.ts';
+
+// What a channel type declares about itself: one entry per folder under src/providers/, listed once
+// in registry.ts. Nothing else in the code base names channel types.
+
+export type Serves = 'text' | 'image' | 'video' | 'avatar';
+
+export interface ProviderDeps {
+  config: Readonly<Config>;
+  pricing: Pricing;
+}
+
+/** What a type's connection test gets: the channel, and one tiny text call when it serves a text model. */
+export interface ConnectionProbe {
+  channel: Channel;
+  timeoutMs: number;
+  /** Says what answered, or undefined when the channel serves no text model to ask. */
+  text(): Promise<string | undefined>;
+}
+
+export interface ChannelTypeEntry {
+  type: string;
+  /** One line for the CLI help, the console and the OpenAPI document. */
+  summary: string;
+  serves: readonly Serves[];
+  baseUrl: 'required' | 'none';
+  /** The channel's `options`: a closed object; fields marked `writeOnly` are secrets, never shown back. */
+  options: TObject;
+  /** One instance per type (channels carry their own URL and secret per call). */
+  taskProvider?(deps: ProviderDeps): TaskProvider;
+  /** The text provider for one channel row and its parsed options. */
+  textProvider?(channel: Channel, options: Record<string, any>, config: Readonly<Config>): TextProvider | undefined;
+  /** One small real call; resolves to what the console shows, throws what went wrong. */
+  test(probe: ConnectionProbe): Promise<string>;
+}
+
+/** A closed options object. */
+export const Options = (properties: TProperties) => Type.Object(properties, { additionalProperties: false });
+
+/** Marks an option as a secret: stored and used, shown back only as `has_<field>: true`. */
+export const secret = <T extends TSchema>(schema: T): T => ({ ...schema, writeOnly: true });
+
+export function secretFields(entry: ChannelTypeEntry): string[] {
+  return Object.entries(entry.options.properties)
+    .filter(([, schema]) => (schema as { writeOnly?: boolean }).writeOnly === true)
+    .map(([name]) => name);
+}
+
+/** Extra request headers, for an upstream behind a proxy that wants its own credentials. */
+export const ExtraHeaders = secret(
+  Type.Record(Type.String(), Type.String({ maxLength: 4000 }), {
+    propertyNames: { pattern: '^[A-Za-z0-9-]{1,100}$' },
+    maxProperties: 20,
+    title: 'Extra headers',
+    description: "HTTP headers sent on every call to the upstream (e.g. a proxy's credentials); the channel's own auth and framing headers win",
+  }),
+);
+
+const FRAMING = new Set(['content-type', 'content-length', 'transfer-encoding', 'host', 'connection']);
+
+/** The `headers` option as request headers: lower-cased, framing headers left to the HTTP client. */
+export function extraHeaders(options: Record<string, any>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries((options.headers ?? {}) as Record<string, string>)) {
+    if (!FRAMING.has(name.toLowerCase())) out[name.toLowerCase()] = value;
+  }
+  return out;
+}

@@ -1,0 +1,24 @@
+import { request } from 'undici';
+import { NativeText } from '../native/native.text.ts';
+import { Options, type ChannelTypeEntry } from '../channel-type.ts';
+import { RelayProvider } from './relay.provider.ts';
+
+export const relayChannel: ChannelTypeEntry = {
+  type: 'relay',
+  summary: 'another gateway that speaks this SPEC (Bearer key): tasks, and text through its native endpoint',
+  serves: ['text', 'image', 'video', 'avatar'],
+  baseUrl: 'required',
+  options: Options({}),
+  taskProvider: ({ config }) => new RelayProvider({ pollMs: config.relayPollMs, timeoutMs: config.upstreamTimeoutMs }),
+  // A relay is another gateway of this kind: its native endpoint serves every text model.
+  textProvider: (channel, _options, config) => new NativeText(channel, config.upstreamTimeoutMs),
+  async test(probe) {
+    const answered = await probe.text();
+    if (answered) return answered;
+    // A relay serving media only: the other gateway's readiness check.
+    const res = await request(new URL('/readyz', probe.channel.base_url!), { headersTimeout: probe.timeoutMs, bodyTimeout: probe.timeoutMs });
+    await res.body.dump();
+    if (res.statusCode !== 200) throw new Error(`/readyz answered ${res.statusCode}`);
+    return 'the upstream gateway is ready';
+  },
+};
