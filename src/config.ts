@@ -89,6 +89,8 @@ export interface Config {
     timeoutMs: number;
     /** Hosts that are this service (besides PUBLIC_BASE_URL's): never a callback target. */
     ownHosts: string[];
+    /** How often workers look for accounts whose balance crossed below their alert_below. */
+    balanceAlertCheckMs: number;
   };
 }
 
@@ -255,6 +257,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
         .split(',')
         .map((h) => h.trim().toLowerCase())
         .filter(Boolean),
+      balanceAlertCheckMs: int(env, 'BALANCE_ALERT_CHECK_MS', 5000, 10, 3_600_000),
     },
   };
   return Object.freeze(config);

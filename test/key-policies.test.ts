@@ -1,3 +1,4 @@
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
@@ -15,7 +16,7 @@ afterAll(() => t.close());
 type Headers = Record<string, string>;
 interface Call {
   family: string;
-  send(headers: Headers, remoteAddress?: string): ReturnType<TestApp['app']['inject']>;
+  send(headers: Headers, remoteAddress?: string): Promise<LightMyRequestResponse>;
 }
 
 const post = (url: string, payload: object) => (headers: Headers, remoteAddress?: string) => t.app.inject({ method: 'POST', url, headers, payload, remoteAddress });
@@ -36,7 +37,7 @@ async function keyWith(policy: object) {
 }
 
 /** The envelope of each family, as SPEC 7.1 / 7.2 and DESIGN (messages) define them. */
-function expectRefused(family: string, res: Awaited<ReturnType<Call['send']>>, status: number, message: RegExp) {
+function expectRefused(family: string, res: LightMyRequestResponse, status: number, message: RegExp) {
   expect(res.statusCode, `${family}: ${res.body}`).toBe(status);
   const error = res.json().error;
   expect(error.code).toBe(status);

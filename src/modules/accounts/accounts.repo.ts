@@ -13,6 +13,11 @@ export function getUser(db: Kysely<Database>, id: string): Promise<User | undefi
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** Sets the alert fields given (undefined leaves one as it is) and re-arms the alert. */
+export async function updateAlert(db: Kysely<Database>, id: string, alert: { alert_below?: number | null; alert_url?: string | null }): Promise<void> {
+  await db.updateTable('users').set({ ...alert, alert_sent: 0, updated_at: Date.now() }).where('id', '=', id).execute();
+}
+
 export function listUsers(db: Kysely<Database>, limit: number, after?: string): Promise<User[]> {
   let query = db.selectFrom('users').selectAll().orderBy('id').limit(limit);
   if (after) query = query.where('id', '>', after);

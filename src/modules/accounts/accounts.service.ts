@@ -4,7 +4,8 @@ import { badRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { fromBalance, toBalance, toCredits } from '../../lib/money.ts';
 import { adjustKeyQuota, topUp } from '../billing/ledger.ts';
-import { getUser, insertUser, listUsers, NO_OPEN_HOLDS, openHoldsOf, type OpenHolds } from './accounts.repo.ts';
+import { getUser, insertUser, listUsers, NO_OPEN_HOLDS, openHoldsOf, updateAlert, type OpenHolds } from './accounts.repo.ts';
+import { acceptAlertUrl } from '../webhooks/balance-alerts.ts';
 import { generateKeySecret } from './key-secret.ts';
 import { assertWithinCeiling, ceilingOfRow, normalizePolicy, NO_POLICY, policyColumns, policyOfRow, type KeyPolicy } from './key-policy.ts';
 import { getKey, insertKey, listKeys, lockKey, updateKey, updateKeySettings } from './keys.repo.ts';
@@ -24,8 +25,25 @@ export function userView(ctx: Ctx, user: User, held: OpenHolds = NO_OPEN_HOLDS) 
     balance_credits: toCredits(balance, ctx.config),
     used: toBalance(used, ctx.config),
     used_credits: toCredits(used, ctx.config),
+    alert_below: user.alert_below === null ? null : toBalance(Number(user.alert_below), ctx.config),
+    alert_url: user.alert_url,
     created_at: Math.floor(user.created_at / 1000),
   };
+}
+
+export interface AlertSettings {
+  /** In the balance unit; null turns the alert off. */
+  alert_below?: number | null;
+  alert_url?: string | null;
+}
+
+/** Sets an account's low-balance alert; a change re-arms it (webhooks/balance-alerts.ts). */
+export async function setAlert(ctx: Ctx & Pick<AppContext, 'resolve'>, userId: string, input: AlertSettings) {
+  if (!(await getUser(ctx.db, userId))) throw notFound(`No user ${userId}`);
+  const below = input.alert_below === undefined || input.alert_below === null ? input.alert_below : units(ctx, 'alert_below', input.alert_below);
+  const url = input.alert_url ? await acceptAlertUrl(ctx, input.alert_url) : input.alert_url === '' ? null : input.alert_url;
+  await updateAlert(ctx.db, userId, { alert_below: below, alert_url: url });
+  return (await userViews(ctx, [(await getUser(ctx.db, userId))!]))[0]!;
 }
 
 export function keyView(ctx: Ctx, key: ApiKey, held: OpenHolds = NO_OPEN_HOLDS) {

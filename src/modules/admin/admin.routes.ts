@@ -32,6 +32,9 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post('/admin/users/:id/topup', { schema: doc('Add to an account balance', { params: IdParams, body: S.TopUpBody, response: { 200: S.User, ...ErrorResponses } }) },
       (request) => accounts.topUpUser(ctx, request.params.id, request.body.amount, request.body.note));
 
+    app.patch('/admin/users/:id', { schema: doc("Set an account's low-balance alert (alert_below, alert_url)", { params: IdParams, body: S.AlertBody, response: { 200: S.User, ...ErrorResponses } }) },
+      (request) => accounts.setAlert(ctx, request.params.id, request.body));
+
     app.post('/admin/keys', { schema: doc('Create an API key (the secret is shown once)', { body: S.CreateKeyBody, response: { 201: S.CreatedKey, ...ErrorResponses } }) },
       async (request, reply) => reply.status(201).send(await accounts.createKey(ctx, request.body)));
 

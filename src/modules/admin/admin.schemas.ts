@@ -15,6 +15,13 @@ export const TopUpBody = Type.Object({
   note: Type.Optional(Type.String({ maxLength: 500 })),
 }, closed);
 
+// Low-balance alert (issue 25): one signed `balance.low` event when the balance crosses below alert_below.
+export const AlertFields = {
+  alert_below: Type.Optional(Type.Union([Amount, Type.Null()], { description: 'Alert when the balance falls below this amount (balance unit); null = off' })),
+  alert_url: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: 'Where the signed balance.low event is POSTed (callback address rules)' })),
+};
+export const AlertBody = Type.Object(AlertFields, closed);
+
 export const ListQuery = Type.Object({
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
   after: Type.Optional(Type.String({ maxLength: 100 })),
@@ -29,6 +36,8 @@ export const User = Type.Object(
     balance_credits: Type.Integer(),
     used: Type.Number(),
     used_credits: Type.Integer(),
+    alert_below: Type.Union([Type.Number(), Type.Null()]),
+    alert_url: Type.Union([Type.String(), Type.Null()]),
     created_at: Type.Integer(),
   },
   { $id: 'AdminUser' },

@@ -10,7 +10,7 @@ import * as accounts from '../accounts/accounts.service.ts';
 import { getUser } from '../accounts/accounts.repo.ts';
 import { userBalance } from '../balance/balance.service.ts';
 import { getKey } from '../accounts/keys.repo.ts';
-import { Key, CreatedKey } from '../admin/admin.schemas.ts';
+import { AlertBody, Key, CreatedKey } from '../admin/admin.schemas.ts';
 import { getTask, listTasks } from '../tasks/tasks.repo.ts';
 import type { TaskResult } from '../../providers/types.ts';
 import { listAttempts, rotateSigningSecret, signingSecret } from '../webhooks/webhooks.repo.ts';
@@ -65,7 +65,14 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const balance = await userBalance(ctx, id);
         if (!balance.success) throw serverError(balance.message);
         const { remain_balance, remain_credits, used_balance, used_credits } = balance;
-        return { id: user.id, name: user.name, email: credentials?.email ?? null, remain_balance, remain_credits, used_balance, used_credits };
+        const { alert_below, alert_url } = accounts.userView(ctx, user);
+        return { id: user.id, name: user.name, email: credentials?.email ?? null, remain_balance, remain_credits, used_balance, used_credits, alert_below, alert_url };
+      });
+
+    app.patch('/console/api/account', { schema: doc('Set the low-balance alert (a signed balance.low event to alert_url)', { body: AlertBody, response: { 200: Type.Object({ alert_below: Type.Union([Type.Number(), Type.Null()]), alert_url: Type.Union([Type.String(), Type.Null()]) }), ...ErrorResponses } }) },
+      async (request) => {
+        const { alert_below, alert_url } = await accounts.setAlert(ctx, userId(request), request.body);
+        return { alert_below, alert_url };
       });
 
     app.get('/console/api/keys', { schema: doc("The account's keys", { response: { 200: Type.Object({ data: Type.Array(Key) }) } }) },

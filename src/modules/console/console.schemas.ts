@@ -25,6 +25,8 @@ export const Account = Type.Object({
   remain_credits: Type.Integer(),
   used_balance: Type.Number(),
   used_credits: Type.Integer(),
+  alert_below: Type.Union([Type.Number(), Type.Null()], { description: 'Low-balance alert threshold; null = off' }),
+  alert_url: Type.Union([Type.String(), Type.Null()]),
 });
 
 export const NewKeyBody = Type.Object({

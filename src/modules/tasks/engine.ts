@@ -6,6 +6,7 @@ import { deliveryHandler } from '../webhooks/delivery.ts';
 import { applyReview } from '../avatars/review.ts';
 import { settleLostHolds, sweepEveryMs } from '../text/text-holds.ts';
 import { safeDispatcher } from '../webhooks/safe-dispatcher.ts';
+import { alertDeliveryHandler, watchBalances } from '../webhooks/balance-alerts.ts';
 
 const SWEEP_DEADLINES_MS = 1000;
 
@@ -37,10 +38,8 @@ export function engineDeps(ctx: AppContext): TaskEngineDeps {
 /** The background half of a process: job workers, and the sweepers of deadlines, files and lost text holds. */
 export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise<void> } {
   const deps = engineDeps(ctx);
-  const handlers = {
-    ...taskHandlers(deps),
-    deliver: deliveryHandler({ db: ctx.db, config: ctx.config, logger: ctx.logger, metrics: ctx.metrics, resolve: (h) => ctx.resolve(h), dispatcher: ctx.webhookDispatcher }),
-  };
+  const delivery = { db: ctx.db, config: ctx.config, logger: ctx.logger, metrics: ctx.metrics, resolve: (h: string) => ctx.resolve(h), dispatcher: ctx.webhookDispatcher };
+  const handlers = { ...taskHandlers(deps), deliver: deliveryHandler(delivery), alert: alertDeliveryHandler(delivery) };
   const runner = new JobRunner(ctx.db, ctx.dialect, ctx.logger, handlers, {
     concurrency: ctx.config.workers,
     pollMs: ctx.config.jobPollMs,
@@ -61,12 +60,14 @@ export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise
   deadlines.unref();
   files.unref();
   textHolds.unref();
+  const stopWatchingBalances = watchBalances(ctx);
   ctx.logger.info({ owner: runner.owner, concurrency: ctx.config.workers }, 'workers started');
   return {
     async stop(graceMs) {
       clearInterval(deadlines);
       clearInterval(files);
       clearInterval(textHolds);
+      stopWatchingBalances();
       ctx.wakeWorkers = () => {};
       await runner.stop(graceMs);
     },

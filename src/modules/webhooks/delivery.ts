@@ -20,16 +20,36 @@ export interface DeliveryDeps {
   dispatcher: Dispatcher;
 }
 
-const DONE: JobOutcome = { done: true };
+export const DONE: JobOutcome = { done: true };
 
-type Outcome = 'delivered' | 'retry' | 'dropped' | 'failed' | 'refused';
+export type Outcome = 'delivered' | 'retry' | 'dropped' | 'failed' | 'refused';
 
 // SPEC 6.4: a 2xx ends it; a timeout, a connection error, a 5xx (or a 3xx, never followed) is retried
 // after each of the configured delays, then dropped; a 4xx ends it at once.
-function judge(status: number | undefined, attempt: number, maxAttempts: number): Outcome {
+export function judge(status: number | undefined, attempt: number, maxAttempts: number): Outcome {
   if (status !== undefined && status >= 200 && status < 300) return 'delivered';
   if (status !== undefined && status >= 400 && status < 500) return 'failed';
   return attempt < maxAttempts ? 'retry' : 'dropped';
+}
+
+/** One signed POST (Standard Webhooks) to a checked address through the checked-address pool. */
+export async function postSigned(deps: Pick<DeliveryDeps, 'config' | 'dispatcher'>, url: URL, message: { id: string; body: string; secret: string }) {
+  let status: number | undefined;
+  let error: string | null = null;
+  try {
+    const response = await request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': 'generation-gateway-webhooks/1', ...signatureHeaders(message.secret, message.id, message.body) },
+      body: message.body,
+      dispatcher: deps.dispatcher,
+      signal: AbortSignal.timeout(deps.config.webhook.timeoutMs),
+    });
+    status = response.statusCode;
+    await response.body.dump().catch(() => undefined);
+  } catch (err) {
+    error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  }
+  return { status, error };
 }
 
 /** The `deliver` job: one attempt per run; the job reschedules itself for the next one. */
@@ -52,21 +72,7 @@ export function deliveryHandler(deps: DeliveryDeps): JobHandler {
     }
     const body = taskRecordJson(task, config);
     const secret = (await signingSecret(db, task.user_id)) ?? '';
-    let status: number | undefined;
-    let error: string | null = null;
-    try {
-      const response = await request(verdict.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'generation-gateway-webhooks/1', ...signatureHeaders(secret, `msg_${task.id}`, body) },
-        body,
-        dispatcher: deps.dispatcher,
-        signal: AbortSignal.timeout(config.webhook.timeoutMs),
-      });
-      status = response.statusCode;
-      await response.body.dump().catch(() => undefined);
-    } catch (err) {
-      error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    }
+    const { status, error } = await postSigned(deps, verdict.url, { id: `msg_${task.id}`, body, secret });
     const outcome = judge(status, attempt, delays.length + 1);
     await recordAttempt(db, { ...record, status_code: status ?? null, error, duration_ms: Date.now() - record.at, outcome });
     metrics.webhooks.inc({ outcome: outcome === 'retry' ? 'retried' : outcome });
