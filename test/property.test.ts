@@ -43,9 +43,10 @@ const body = fc.oneof(
   fc.string(),
 );
 
-function checkResponse(status: number, text: string) {
+function checkResponse(status: number, text: string, method: string) {
   expect(status).toBeLessThan(500);
-  if (status >= 400) {
+  // An answer to HEAD has no body, an error's included (HTTP): only its status is checked.
+  if (status >= 400 && method !== 'HEAD') {
     const parsed = JSON.parse(text);
     expect(parsed.error.code).toBe(status);
     expect(typeof parsed.error.message).toBe('string');
@@ -70,7 +71,7 @@ describe('property: random requests at every route', () => {
           for (const [k, v] of Object.entries(hdrs)) h[k] = String(v).replace('KEY', apiKey).replace(/[^\t\x20-\x7e]/g, '');
           const url = `${path(route.url, id)}?${encodeURIComponent(query)}=${encodeURIComponent(id)}`;
           const res = await t.app.inject({ method, url, headers: h, payload: method === 'GET' || method === 'DELETE' ? undefined : payload });
-          checkResponse(res.statusCode, res.body);
+          checkResponse(res.statusCode, res.body, method);
         },
       ),
       { numRuns: 800 },
@@ -89,7 +90,7 @@ describe('property: random requests at every route', () => {
           headers: h,
           body: route.method === 'GET' || route.method === 'DELETE' ? undefined : payload,
         });
-        checkResponse(res.statusCode, await res.body.text());
+        checkResponse(res.statusCode, await res.body.text(), route.method);
       }),
       { numRuns: 60 },
     );
