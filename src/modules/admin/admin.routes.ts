@@ -5,7 +5,8 @@ import { adminGuard } from '../../http/auth.ts';
 import { ErrorResponses, IdParams } from '../../http/schemas.ts';
 import * as accounts from '../accounts/accounts.service.ts';
 import { auditLedger } from '../billing/ledger.audit.ts';
-import { CredentialsBody, DayTotals, StatsQuery } from '../console/console.schemas.ts';
+import { AdminUsageCsvQuery, CredentialsBody, DayTotals, StatsQuery } from '../console/console.schemas.ts';
+import { sendUsageCsv } from '../console/usage-export.ts';
 import { setCredentials } from '../console/console.service.ts';
 import { totalsForLastDays } from '../console/usage.repo.ts';
 import { toBalance } from '../../lib/money.ts';
@@ -49,6 +50,9 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 
     app.put('/admin/users/:id/console-credentials', { schema: doc("Set an account's console sign-in (email + password; ends its sessions)", { params: IdParams, body: CredentialsBody, response: { 200: Type.Object({ user_id: Type.String(), email: Type.String() }), ...ErrorResponses } }) },
       (request) => setCredentials(ctx, request.params.id, request.body));
+
+    app.get('/admin/usage.csv', { schema: doc('Text calls and tasks as CSV (streamed; one account with user_id): time, key, model, endpoint, tokens, cost, status', { querystring: AdminUsageCsvQuery }) },
+      (request, reply) => sendUsageCsv(reply, ctx.db, request.query, ctx.config));
 
     app.get('/admin/stats', { schema: doc('Totals per UTC day: requests, spend, task outcomes', { querystring: StatsQuery, response: { 200: Type.Object({ data: Type.Array(DayTotals) }) } }) },
       async (request) => {

@@ -18,6 +18,7 @@ import * as S from './console.schemas.ts';
 import { accountSessionGuard } from './session-guard.ts';
 import { findCredentialsByUser } from './sessions.repo.ts';
 import { usageByKey } from './usage.repo.ts';
+import { sendUsageCsv } from './usage-export.ts';
 
 // The account holder's console pages: everything is scoped to the session's account, and another
 // account's key or task is a 404, exactly as if it did not exist.
@@ -109,6 +110,9 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           })),
         };
       });
+
+    app.get('/console/api/usage.csv', { schema: doc("The account's text calls and tasks as CSV (streamed): time, key, model, endpoint, tokens, cost, status", { querystring: S.UsageCsvQuery }) },
+      (request, reply) => sendUsageCsv(reply, ctx.db, { ...request.query, user_id: userId(request) }, ctx.config));
 
     app.get('/console/api/tasks', { schema: doc("The account's tasks, newest first (50 a page; `before` = the last id seen)", { querystring: S.TasksQuery, response: { 200: Type.Object({ data: Type.Array(S.TaskRow) }) } }) },
       async (request) => {

@@ -52,6 +52,10 @@ export const KeyUsage = Type.Object({
   task_cost: Type.Number(),
 });
 
+const UnixSeconds = Type.String({ pattern: '^[0-9]{1,12}$', description: 'Unix seconds' });
+export const UsageCsvQuery = Type.Object({ from: Type.Optional(UnixSeconds), to: Type.Optional(UnixSeconds) });
+export const AdminUsageCsvQuery = Type.Object({ user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), from: Type.Optional(UnixSeconds), to: Type.Optional(UnixSeconds) });
+
 export const TasksQuery = Type.Object({ before: Type.Optional(Type.String({ maxLength: 100 })) });
 
 export const TaskRow = Type.Object(

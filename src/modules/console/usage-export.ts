@@ -1,0 +1,140 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { MoneyFormat } from '../../lib/money.ts';
+import { toBalance } from '../../lib/money.ts';
+import type { Database } from '../../db/types.ts';
+
+// Usage export (issue 25): one CSV row per text call and per task, read a page at a time from both
+// tables and merged by time, so an export of any size holds one page of each in memory and the
+// first rows go out before the last are read.
+
+export interface UsageFilter {
+  userId?: string;
+  /** Unix ms, inclusive. */
+  from?: number;
+  /** Unix ms, exclusive. */
+  to?: number;
+}
+
+export interface UsageRow {
+  at: number;
+  keyId: string;
+  model: string;
+  endpoint: string;
+  inputTokens: number;
+  outputTokens: number;
+  /** Ledger units: a text call's charge; a task's settled cost, or its hold while it runs. */
+  cost: number;
+  status: string;
+  id: string;
+}
+
+const PAGE = 500;
+const TASK_ENDPOINTS: Record<string, string> = { image: '/v1/images/generations', video: '/v1/videos/generations', avatar: '/v1/seedance2/private-avatar' };
+
+async function* textCalls(db: Kysely<Database>, filter: UsageFilter): AsyncGenerator<UsageRow> {
+  for (let after = 0; ; ) {
+    let query = db.selectFrom('usage').selectAll().where('id', '>', after).orderBy('id').limit(PAGE);
+    if (filter.userId) query = query.where('user_id', '=', filter.userId);
+    if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
+    if (filter.to !== undefined) query = query.where('created_at', '<', filter.to);
+    const page = await query.execute();
+    for (const u of page) {
+      yield { at: Number(u.created_at), keyId: u.key_id, model: u.model, endpoint: u.endpoint, inputTokens: Number(u.input_tokens), outputTokens: Number(u.output_tokens), cost: Number(u.cost), status: u.status, id: u.request_id };
+    }
+    if (page.length < PAGE) return;
+    after = Number(page[page.length - 1]!.id);
+  }
+}
+
+async function* tasks(db: Kysely<Database>, filter: UsageFilter): AsyncGenerator<UsageRow> {
+  for (let after = ''; ; ) {
+    let query = db
+      .selectFrom('tasks')
+      .select(['id', 'key_id', 'kind', 'model', 'status', 'cost', 'hold_amount', 'created_at'])
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(PAGE);
+    if (filter.userId) query = query.where('user_id', '=', filter.userId);
+    if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
+    if (filter.to !== undefined) query = query.where('created_at', '<', filter.to);
+    const page = await query.execute();
+    for (const t of page) {
+      const cost = t.cost === null ? Number(t.hold_amount) : Number(t.cost);
+      yield { at: Number(t.created_at), keyId: t.key_id, model: t.model, endpoint: TASK_ENDPOINTS[t.kind] ?? t.kind, inputTokens: 0, outputTokens: 0, cost, status: t.status, id: t.id };
+    }
+    if (page.length < PAGE) return;
+    after = page[page.length - 1]!.id;
+  }
+}
+
+/** Both sources merged by time (each is read in id order, which follows time). */
+export async function* usageRows(db: Kysely<Database>, filter: UsageFilter): AsyncGenerator<UsageRow> {
+  const sources = [textCalls(db, filter), tasks(db, filter)];
+  const heads = await Promise.all(sources.map((s) => s.next()));
+  for (;;) {
+    let pick = -1;
+    heads.forEach((head, i) => {
+      if (!head.done && (pick < 0 || head.value.at < (heads[pick]!.value as UsageRow).at)) pick = i;
+    });
+    if (pick < 0) return;
+    yield heads[pick]!.value as UsageRow;
+    heads[pick] = await sources[pick]!.next();
+  }
+}
+
+/** RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled. */
+export function csvField(value: string | number): string {
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export const CSV_HEADER = ['time', 'key_name', 'key_id', 'model', 'endpoint', 'input_tokens', 'output_tokens', 'cost', 'status', 'id'];
+const line = (fields: (string | number)[]) => `${fields.map(csvField).join(',')}\r\n`;
+
+/** Key names, read once per key seen (bounded: an operator's export may cross many accounts). */
+function keyNames(db: Kysely<Database>) {
+  const names = new Map<string, string>();
+  return async (ids: string[]) => {
+    const missing = [...new Set(ids.filter((id) => !names.has(id)))];
+    if (missing.length > 0) {
+      if (names.size > 10_000) names.clear();
+      const rows = await db.selectFrom('api_keys').select(['id', 'name']).where('id', 'in', missing).execute();
+      for (const id of missing) names.set(id, rows.find((r) => r.id === id)?.name ?? '');
+    }
+    return names;
+  };
+}
+
+/** Sends the CSV as a download; `from`/`to` in Unix seconds as the query strings carry them. */
+export function sendUsageCsv(reply: FastifyReply, db: Kysely<Database>, query: { user_id?: string; from?: string; to?: string }, money: MoneyFormat) {
+  const seconds = (value?: string) => (value === undefined ? undefined : Number(value) * 1000);
+  const name = `usage${query.user_id ? `-${query.user_id}` : ''}-${new Date().toISOString().slice(0, 10)}.csv`;
+  return reply
+    .type('text/csv; charset=utf-8')
+    .header('content-disposition', `attachment; filename="${name.replace(/[^\w.-]/g, '_')}"`)
+    .header('cache-control', 'no-store')
+    .send(usageCsv(db, { userId: query.user_id, from: seconds(query.from), to: seconds(query.to) }, money));
+}
+
+/** The CSV as a stream of lines, a batch of rows per chunk. */
+export function usageCsv(db: Kysely<Database>, filter: UsageFilter, money: MoneyFormat): Readable {
+  const names = keyNames(db);
+  async function* lines() {
+    yield line(CSV_HEADER);
+    let batch: UsageRow[] = [];
+    const flush = async () => {
+      const known = await names(batch.map((r) => r.keyId));
+      const text = batch.map((r) => line([new Date(r.at).toISOString(), known.get(r.keyId) ?? '', r.keyId, r.model, r.endpoint, r.inputTokens, r.outputTokens, toBalance(r.cost, money), r.status, r.id])).join('');
+      batch = [];
+      return text;
+    };
+    for await (const row of usageRows(db, filter)) {
+      batch.push(row);
+      if (batch.length === PAGE) yield await flush();
+    }
+    if (batch.length > 0) yield await flush();
+  }
+  return Readable.from(lines(), { objectMode: false });
+}
