@@ -126,6 +126,23 @@ export const AVATAR_REVIEW_MODEL = 'vidgen-2.0-avatar-review';
 /** Text models the simulator serves (SPEC leaves text model names free-form; these are ours). */
 export const TEXT_MODELS = ['textgen-2.5-pro', 'textgen-2.5-flash', 'chatgen-4-sonnet', 'chatgen-4-haiku'];
 
+/**
+ * The most prompt tokens each text model takes (its context window; the vendor's input limit): a
+ * longer prompt is a 400 before any money moves. Ours stand for the vendor models their prices
+ * follow: the 2.5 Pro and Flash models take 1,048,576 input tokens, the Sonnet 4 and Haiku models
+ * 200,000. A model an operator adds under another name gets the largest window in common use, so
+ * the gateway never refuses what its upstream would take; the upstream refuses past its own.
+ */
+const CONTEXT_WINDOWS = new Map([
+  ['textgen-2.5-pro', 1_048_576],
+  ['textgen-2.5-flash', 1_048_576],
+  ['chatgen-4-sonnet', 200_000],
+  ['chatgen-4-haiku', 200_000],
+]);
+export const DEFAULT_CONTEXT_WINDOW = 1_048_576;
+
+export const contextWindow = (model: string): number => CONTEXT_WINDOWS.get(model) ?? DEFAULT_CONTEXT_WINDOW;
+
 export function allModelIds(): string[] {
   return [...MODELS.map((m) => m.id), AVATAR_REVIEW_MODEL, ...TEXT_MODELS];
 }

@@ -8,7 +8,7 @@ import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
 import { fromNative, nativeResponse } from './native.mapping.ts';
 import { NativeRequest, NativeResponse } from './native.schemas.ts';
 import { generateText, streamText, type TextCall } from './text.service.ts';
-import { promptTokens } from './tokens.ts';
+import { sizePrompt } from './prompt-size.ts';
 
 const everyUpstreamUnavailable = () => serviceUnavailable('Every upstream for this model is unavailable');
 
@@ -38,7 +38,7 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const text = fromNative(model, request.body);
         if (method === 'countTokens') {
           if ((await ctx.channels.candidates(model)).length === 0) throw notFound(`Model ${model} is not served here`);
-          return { code: 200, data: { totalTokens: promptTokens(text) } };
+          return { code: 200, data: { totalTokens: await sizePrompt(ctx, text) } };
         }
         const call: TextCall = { key: request.apiKey!, endpoint: 'native', requestId: request.id, request: text, allDown: everyUpstreamUnavailable };
         if (method === 'generateContent') {

@@ -51,10 +51,15 @@ export interface CallMoney {
   float?: TextFloat;
 }
 
+/** A model without a token price is refused (403) before anything is counted or held. */
+export function assertPriced(ctx: AppContext, model: string): void {
+  if (!ctx.pricing.isPerToken(model)) throw forbidden(`Model ${model} has no price set; ask the operator`);
+}
+
 /** A call's money, at once when its hold comes from the key's float (no promise on that path). */
 export function holdForCall(ctx: AppContext, call: TextCall): CallMoney | Promise<CallMoney> {
   const { model } = call.request;
-  if (!ctx.pricing.isPerToken(model)) throw forbidden(`Model ${model} has no price set; ask the operator`);
+  assertPriced(ctx, model);
   const { key } = call;
   const hold: HeldCall = {
     // A call taken from a float writes no row of its own: only a call that holds alone needs an id.

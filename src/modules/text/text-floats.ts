@@ -129,6 +129,12 @@ export class TextFloats {
     return writes.length > 0;
   }
 
+  /** True while a float of this process holds money of the account that `release` could give back. */
+  holdsFor(userId: string): boolean {
+    for (const float of this.open) if (float.userId === userId && float.free > 0) return true;
+    return false;
+  }
+
   /** Closes every float: what calls spent stays charged, the rest is given back. */
   async closeAll(): Promise<void> {
     await Promise.all([...this.open].map((float) => this.close(float)));

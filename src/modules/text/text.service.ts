@@ -6,6 +6,7 @@ import { upstreamModel } from '../channels/channels.service.ts';
 import { holdForCall, settleCall, type TextOutcome } from './text-billing.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from './text.types.ts';
 import { NOTHING_USED, TextUpstreamUnavailable } from './text.types.ts';
+import { sizePrompt } from './prompt-size.ts';
 import { promptTokens, textTokens } from './tokens.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 
@@ -48,6 +49,8 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
   // value that is not a promise still costs a turn of the microtask queue.
   const routed = routes(ctx, call);
   const candidates = Array.isArray(routed) ? routed : await routed;
+  const sized = sizePrompt(ctx, call.request, call.key);
+  if (sized instanceof Promise) await sized;
   const held = holdForCall(ctx, call);
   const money = held instanceof Promise ? await held : held;
   for (const route of candidates) {
@@ -71,6 +74,7 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
  */
 export async function* streamText(ctx: AppContext, call: TextCall, signal: CallSignal): AsyncGenerator<TextChunk> {
   const candidates = await routes(ctx, call);
+  await sizePrompt(ctx, call.request, call.key);
   const money = await holdForCall(ctx, call);
   let produced = '';
   let usage: TextUsage | undefined;

@@ -1,8 +1,8 @@
-import { countTokens } from 'gpt-tokenizer';
+import { countText } from './token-count.ts';
 import type { TextMessage, TextRequest } from './text.types.ts';
 
 // Token counts for billing when an upstream reports none, and for the simulator: a real BPE
-// tokenizer from npm; an image counts as a fixed 258 tokens.
+// tokenizer from npm (token-count.ts); an image counts as a fixed 258 tokens.
 
 export const IMAGE_TOKENS = 258;
 
@@ -12,29 +12,88 @@ export const IMAGE_TOKENS = 258;
 const counted = new WeakMap<TextMessage[], { system: string | undefined; tokens: number }>();
 
 // Chat clients send the whole conversation (and the same system prompt) on every turn: the count
-// of each text seen recently is kept, bounded (cleared when full).
+// of each text seen recently is kept, bounded in entries and in characters (cleared when full: the
+// map keeps its texts alive).
 const textCounts = new Map<string, number>();
 const MAX_TEXTS = 10_000;
+const MAX_CACHED_UNITS = 16 * 1024 * 1024;
+const MAX_CACHED_TEXT = 1024 * 1024;
+let cachedUnits = 0;
 
-function countText(text: string): number {
+function remember(text: string, tokens: number): void {
+  if (text.length > MAX_CACHED_TEXT) return;
+  if (textCounts.size >= MAX_TEXTS || cachedUnits + text.length > MAX_CACHED_UNITS) {
+    textCounts.clear();
+    cachedUnits = 0;
+  }
+  textCounts.set(text, tokens);
+  cachedUnits += text.length;
+}
+
+function countCached(text: string): number {
   let tokens = textCounts.get(text);
   if (tokens === undefined) {
-    tokens = countTokens(text);
-    if (textCounts.size >= MAX_TEXTS) textCounts.clear();
-    textCounts.set(text, tokens);
+    tokens = countText(text);
+    remember(text, tokens);
   }
   return tokens;
 }
 
+/** What is left to count of a prompt: the tokens already known (seen texts, images) and the texts that are not. */
+export interface Uncounted {
+  known: number;
+  texts: string[];
+  /** The UTF-16 units of `texts`. */
+  units: number;
+}
+
+/** The prompt's count when known, else what is left to count (nothing is counted here). */
+export function uncounted(request: Pick<TextRequest, 'system' | 'messages'>): number | Uncounted {
+  const whole = counted.get(request.messages);
+  if (whole && whole.system === request.system) return whole.tokens;
+  const left: Uncounted = { known: 0, texts: [], units: 0 };
+  const add = (text: string) => {
+    const tokens = textCounts.get(text);
+    if (tokens !== undefined) left.known += tokens;
+    else {
+      left.texts.push(text);
+      left.units += text.length;
+    }
+  };
+  if (request.system) add(request.system);
+  for (const message of request.messages) {
+    for (const part of message.parts) {
+      if (part.type === 'text') add(part.text);
+      else left.known += IMAGE_TOKENS;
+    }
+  }
+  return left;
+}
+
+/** Keeps the counts of a prompt counted elsewhere (the token thread): `counts` are those of `left.texts`. */
+export function rememberPrompt(request: Pick<TextRequest, 'system' | 'messages'>, left: Uncounted, counts: number[]): number {
+  let tokens = left.known;
+  left.texts.forEach((text, i) => {
+    tokens += counts[i]!;
+    remember(text, counts[i]!);
+  });
+  counted.set(request.messages, { system: request.system, tokens });
+  return tokens;
+}
+
+/**
+ * The prompt's count, counted here on the event loop where not known: for prompts that are small
+ * or were sized already (prompt-size.ts does the sizing before any money moves).
+ */
 export function promptTokens(request: Pick<TextRequest, 'system' | 'messages'>): number {
   const known = counted.get(request.messages);
   if (known && known.system === request.system) return known.tokens;
-  let tokens = request.system ? countText(request.system) : 0;
+  let tokens = request.system ? countCached(request.system) : 0;
   for (const message of request.messages) {
-    for (const part of message.parts) tokens += part.type === 'text' ? countText(part.text) : IMAGE_TOKENS;
+    for (const part of message.parts) tokens += part.type === 'text' ? countCached(part.text) : IMAGE_TOKENS;
   }
   counted.set(request.messages, { system: request.system, tokens });
   return tokens;
 }
 
-export const textTokens = (text: string) => countTokens(text);
+export const textTokens = (text: string) => countText(text);

@@ -33,7 +33,8 @@ export function simulatedReply(request: TextRequest): Omit<TextResult, 'usage'> 
       stopSequence = stop;
     }
   }
-  let tokens = encode(text);
+  // The reply quotes the prompt, which may hold "<|endoftext|>": text, not a special token.
+  let tokens = encode(text, { disallowedSpecial: new Set() });
   if (tokens.length > request.maxTokens) {
     tokens = tokens.slice(0, request.maxTokens);
     text = decode(tokens);
