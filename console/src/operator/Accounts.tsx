@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { api, money, when, type AdminUser } from '../api.ts';
 import { ErrorNote, Section } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
+import { AccountKeys } from './AccountKeys.tsx';
 
 export function Accounts() {
   const users = useLoad<{ data: AdminUser[] }>('/admin/users?limit=1000');
@@ -110,6 +111,7 @@ function AccountRow({ user, onChange }: { user: AdminUser; onChange: () => Promi
       </div>
       {saved && <p role="status">{saved}</p>}
       <ErrorNote message={action.error} />
+      <AccountKeys userId={user.id} name={user.name} />
     </li>
   );
 }

@@ -1,7 +1,7 @@
-import { useState, type FormEvent } from 'react';
-import { api, money, when, type Account, type Key, type KeyUsage } from '../api.ts';
-import { ErrorNote, Section, Stat, StatusBadge, TableRegion } from '../components.tsx';
-import { useAction, useLoad } from '../hooks.ts';
+import { money, type Account, type Key, type KeyUsage } from '../api.ts';
+import { ErrorNote, Section, Stat, TableRegion } from '../components.tsx';
+import { useLoad } from '../hooks.ts';
+import { Keys } from './Keys.tsx';
 
 export function Overview() {
   const account = useLoad<Account>('/console/api/account');
@@ -23,7 +23,14 @@ export function Overview() {
         )}
       </Section>
       <Keys keys={keys.data?.data} error={keys.error} onChange={refresh} />
-      <Section title="Usage per key">
+      <Section
+        title="Usage per key"
+        actions={
+          <a className="button secondary" href="/console/api/usage.csv" download>
+            Download usage CSV
+          </a>
+        }
+      >
         <ErrorNote message={usage.error} />
         <TableRegion label="Usage per key">
           <table>
@@ -56,135 +63,5 @@ export function Overview() {
         </TableRegion>
       </Section>
     </>
-  );
-}
-
-function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; onChange: () => Promise<void> }) {
-  const [name, setName] = useState('');
-  const [unlimited, setUnlimited] = useState(true);
-  const [quota, setQuota] = useState('');
-  const [rateLimit, setRateLimit] = useState('');
-  const [secret, setSecret] = useState<string | undefined>();
-  const [copied, setCopied] = useState(false);
-  const action = useAction();
-
-  const create = (event: FormEvent) => {
-    event.preventDefault();
-    void action.run(async () => {
-      const body = {
-        name,
-        ...(unlimited ? { unlimited: true } : { quota: Number(quota) }),
-        ...(rateLimit ? { rate_limit_rpm: Number(rateLimit) } : {}),
-      };
-      const created = await api<Key & { key: string }>('POST', '/console/api/keys', body);
-      setSecret(created.key);
-      setCopied(false);
-      setName('');
-      await onChange();
-    });
-  };
-  const copy = async () => {
-    await navigator.clipboard.writeText(secret!);
-    setCopied(true);
-  };
-  const setStatus = (key: Key, status: 'active' | 'disabled') =>
-    action.run(async () => {
-      await api('PATCH', `/console/api/keys/${key.id}`, { status });
-      await onChange();
-    });
-  const remove = (key: Key) =>
-    action.run(async () => {
-      if (!window.confirm(`Delete key "${key.name}"? Calls with it are refused from then on.`)) return;
-      await api('DELETE', `/console/api/keys/${key.id}`);
-      await onChange();
-    });
-
-  return (
-    <Section title="API keys">
-      <form className="inline-form" onSubmit={create} aria-label="Create a key">
-        <label>
-          Name
-          <input required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
-        </label>
-        <label className="check">
-          <input type="checkbox" checked={unlimited} onChange={(e) => setUnlimited(e.target.checked)} />
-          Unlimited
-        </label>
-        {!unlimited && (
-          <label>
-            Quota
-            <input type="number" min="0" step="any" required value={quota} onChange={(e) => setQuota(e.target.value)} />
-          </label>
-        )}
-        <label>
-          Rate limit (per minute)
-          <input type="number" min="1" placeholder="default" value={rateLimit} onChange={(e) => setRateLimit(e.target.value)} />
-        </label>
-        <button type="submit" disabled={action.busy}>
-          Create key
-        </button>
-      </form>
-      {secret && (
-        <div className="secret" role="status">
-          <p>Copy this key now: it is shown only once.</p>
-          <code data-testid="new-key">{secret}</code>
-          <button type="button" onClick={copy}>
-            {copied ? 'Copied' : 'Copy'}
-          </button>
-        </div>
-      )}
-      <ErrorNote message={error ?? action.error} />
-      <TableRegion label="API keys">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Key</th>
-              <th scope="col">Status</th>
-              <th scope="col">Quota</th>
-              <th scope="col">Used</th>
-              <th scope="col">Rate limit</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys?.map((key) => (
-              <tr key={key.id} data-testid={`key-${key.name}`}>
-                <td>{key.name}</td>
-                <td>
-                  <code>{key.prefix}…</code>
-                </td>
-                <td>
-                  <StatusBadge status={key.status} />
-                </td>
-                <td>{key.unlimited ? 'unlimited' : money(key.quota ?? 0)}</td>
-                <td>{money(key.quota_used)}</td>
-                <td>{key.rate_limit_rpm ?? 'default'}</td>
-                <td>{when(key.created_at)}</td>
-                <td>
-                  <div className="row-actions">
-                  {key.status === 'active' ? (
-                    <button type="button" className="secondary" onClick={() => setStatus(key, 'disabled')}>
-                      Disable
-                    </button>
-                  ) : (
-                    <button type="button" className="secondary" onClick={() => setStatus(key, 'active')}>
-                      Enable
-                    </button>
-                  )}
-                  <button type="button" className="danger" onClick={() => remove(key)} aria-label={`Delete key ${key.name}`}>
-                    Delete
-                  </button>
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </TableRegion>
-    </Section>
   );
 }

@@ -1,9 +1,66 @@
-import { useState } from 'react';
-import { api } from '../api.ts';
+import { useState, type FormEvent } from 'react';
+import { api, type Account } from '../api.ts';
 import { ErrorNote, Section } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
 
 export function Settings() {
+  return (
+    <>
+      <SigningSecret />
+      <BalanceAlert />
+    </>
+  );
+}
+
+/** alert_below and alert_url: one signed balance.low event when the balance falls below. */
+function BalanceAlert() {
+  const account = useLoad<Account>('/console/api/account');
+  return (
+    <Section title="Low-balance alert">
+      <p>
+        When the balance falls below this amount, one signed <code>balance.low</code> event is POSTed to the address (signed like callbacks, with
+        the secret above); the next one only after a top-up lifts the balance above it again.
+      </p>
+      <ErrorNote message={account.error} />
+      {account.data && <AlertForm account={account.data} onSaved={account.reload} />}
+    </Section>
+  );
+}
+
+function AlertForm({ account, onSaved }: { account: Account; onSaved: () => Promise<void> }) {
+  const [below, setBelow] = useState(account.alert_below === null ? '' : String(account.alert_below));
+  const [url, setUrl] = useState(account.alert_url ?? '');
+  const [saved, setSaved] = useState(false);
+  const action = useAction();
+  const save = (event: FormEvent) => {
+    event.preventDefault();
+    void action.run(async () => {
+      setSaved(false);
+      await api('PATCH', '/console/api/account', { alert_below: below === '' ? null : Number(below), alert_url: url === '' ? null : url });
+      setSaved(true);
+      await onSaved();
+    });
+  };
+  return (
+    <form className="inline-form" onSubmit={save} aria-label="Low-balance alert">
+      <label>
+        Alert below
+        <input type="number" min="0" step="any" value={below} onChange={(e) => setBelow(e.target.value)} />
+      </label>
+      <label>
+        Alert URL
+        <input type="url" placeholder="https://example.com/hooks/balance" value={url} onChange={(e) => setUrl(e.target.value)} />
+      </label>
+      <button type="submit" disabled={action.busy}>
+        Save alert
+      </button>
+      {saved && <p role="status">Alert saved.</p>}
+      <ErrorNote message={action.error} />
+    </form>
+  );
+}
+
+function SigningSecret() {
   const secret = useLoad<{ secret: string }>('/console/api/webhook-secret');
   const [shown, setShown] = useState(false);
   return (

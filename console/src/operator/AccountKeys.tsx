@@ -1,0 +1,62 @@
+import { Fragment, useState } from 'react';
+import { type Key } from '../api.ts';
+import { ErrorNote, StatusBadge, TableRegion } from '../components.tsx';
+import { useLoad } from '../hooks.ts';
+import { PolicyEditor, policySummary } from '../KeyPolicy.tsx';
+
+// An account's keys on the operator's Accounts page, with their limits; what the operator sets here
+// is the ceiling the account holder may narrow.
+
+export function AccountKeys({ userId, name }: { userId: string; name: string }) {
+  const keys = useLoad<{ data: Key[] }>(`/admin/keys?user_id=${encodeURIComponent(userId)}`);
+  const [editing, setEditing] = useState<string | undefined>();
+  return (
+    <>
+      <ErrorNote message={keys.error} />
+      <TableRegion label={`Keys of ${name}`}>
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Status</th>
+              <th scope="col">Limits</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.data?.data.map((key) => (
+              <Fragment key={key.id}>
+                <tr data-testid={`admin-key-${key.name}`}>
+                  <td>
+                    {key.name} <code>{key.prefix}…</code>
+                  </td>
+                  <td>
+                    <StatusBadge status={key.status} />
+                  </td>
+                  <td className="policy" data-testid="key-policy">
+                    {policySummary(key)}
+                  </td>
+                  <td>
+                    <button type="button" className="secondary" aria-expanded={editing === key.id} onClick={() => setEditing(editing === key.id ? undefined : key.id)} aria-label={`Limits of ${key.name}`}>
+                      Limits
+                    </button>
+                  </td>
+                </tr>
+                {editing === key.id && (
+                  <tr>
+                    <td colSpan={4}>
+                      <PolicyEditor keyItem={key} path={`/admin/keys/${key.id}`} onSaved={keys.reload} />
+                    </td>
+                  </tr>
+                )}
+              </Fragment>
+            ))}
+          </tbody>
+        </table>
+        {keys.data?.data.length === 0 && <p className="muted">No keys.</p>}
+      </TableRegion>
+    </>
+  );
+}
