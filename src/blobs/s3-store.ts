@@ -17,7 +17,7 @@ export interface S3StoreOptions {
   secretAccessKey?: string;
 }
 
-const PART_BYTES = 8 * 1024 * 1024;
+const PART_BYTES = 5 * 1024 * 1024;
 const QUEUE = 2;
 
 const notFound = (err: any) => err?.name === 'NoSuchKey' || err?.name === 'NotFound' || err?.$metadata?.httpStatusCode === 404;
