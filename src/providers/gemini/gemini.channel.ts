@@ -1,0 +1,43 @@
+import { Type } from 'typebox';
+import { safeDispatcher } from '../../modules/webhooks/safe-dispatcher.ts';
+import { checkTarget, systemResolver } from '../../modules/webhooks/target.ts';
+import { ExtraHeaders, Options, type ChannelTypeEntry } from '../channel-type.ts';
+import { geminiCall, modelPath } from './gemini.http.ts';
+import { GEMINI_IMAGE_MODELS, GeminiImages } from './gemini.images.ts';
+
+// An image is made within one call, and the image models take minutes at busy times: one call
+// waits this long unless the channel says otherwise (UPSTREAM_TIMEOUT_MS when that is longer).
+export const IMAGE_CALL_MS = 360_000;
+
+export const TimeoutSeconds = Type.Optional(
+  Type.Integer({ minimum: 1, maximum: 1800, title: 'Timeout (s)', description: 'How long one image call may take before it counts as failed (default 360)' }),
+);
+
+export const geminiChannel: ChannelTypeEntry = {
+  type: 'gemini',
+  summary: 'the Gemini API: generateContent with image output (x-goog-api-key secret)',
+  serves: ['image'],
+  baseUrl: 'required',
+  options: Options({ timeout_seconds: TimeoutSeconds, headers: Type.Optional(ExtraHeaders) }),
+  taskProvider: ({ config }) =>
+    new GeminiImages({
+      referenceDispatcher: safeDispatcher(systemResolver, config.files.fetchAllowPrivate, config.upstreamTimeoutMs),
+      // FETCH_ALLOW_PRIVATE lifts the rules (tests, private deployments).
+      refuseReference: async (url) => {
+        if (config.files.fetchAllowPrivate) return undefined;
+        const verdict = await checkTarget(url, config);
+        return verdict.ok ? undefined : verdict.reason;
+      },
+      timeoutMs: (options) => (options.timeout_seconds ? options.timeout_seconds * 1000 : Math.max(IMAGE_CALL_MS, config.upstreamTimeoutMs)),
+    }),
+  // A free call that proves the URL, the key and the model mapping: the model's own description.
+  async test(probe) {
+    const models = JSON.parse(probe.channel.models) as string[];
+    const ours = models.find((m) => m in GEMINI_IMAGE_MODELS) ?? 'imgflash-3.1-preview';
+    const mapped = (JSON.parse(probe.channel.model_mapping) as Record<string, string>)[ours] ?? ours;
+    const model = mapped === ours ? GEMINI_IMAGE_MODELS[ours]! : mapped;
+    const options = JSON.parse(probe.channel.options || '{}') as Record<string, any>;
+    const found = await geminiCall({ channel: probe.channel, options, method: 'GET', path: modelPath(model), timeoutMs: probe.timeoutMs });
+    return `${found?.name ?? model} is available to this key`;
+  },
+};

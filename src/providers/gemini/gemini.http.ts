@@ -1,0 +1,66 @@
+import { getGlobalDispatcher } from 'undici';
+import type { Channel } from '../../db/types.ts';
+import { extraHeaders } from '../channel-type.ts';
+import { requestWhole } from '../upstream-whole.ts';
+import { UpstreamRejected } from '../types.ts';
+
+// One call to the Gemini API (generativelanguage.googleapis.com) as @google/genai makes it: the key in
+// `x-goog-api-key`, JSON bodies under /v1beta. Errors are {error: {code, message, status, details}}.
+// What another channel might not have (connection errors, timeouts, 429, 5xx) is thrown as a plain
+// Error: nothing was made, so the task may go elsewhere. Every other refusal is final for the task.
+
+export interface GeminiCall {
+  channel: Channel;
+  options: Record<string, any>;
+  method: 'GET' | 'POST';
+  /** After /v1beta, e.g. `/models/gemini-3-pro-image-preview:generateContent`. */
+  path: string;
+  body?: unknown;
+  timeoutMs: number;
+}
+
+/** The model's resource path: a mapping may name it with or without the `models/` prefix. */
+export const modelPath = (model: string) => `/models/${encodeURIComponent(model.replace(/^models\//, ''))}`;
+
+function refusal(status: number, error: any): Error {
+  const reason = Array.isArray(error?.details) ? error.details.find((d: any) => typeof d?.reason === 'string')?.reason : undefined;
+  const message = typeof error?.message === 'string' ? error.message : `answered ${status}`;
+  // An invalid key is a 400 with reason API_KEY_INVALID; a missing or unauthorised one is 401/403.
+  // The message names the channel's problem, never the key.
+  if (status === 401 || status === 403 || reason === 'API_KEY_INVALID') {
+    return new UpstreamRejected('upstream_error', `The Gemini upstream refused the channel's API key (${status}${reason ? ` ${reason}` : ''}): the channel needs attention`);
+  }
+  return new UpstreamRejected('upstream_error', `The Gemini upstream refused the task (${status}): ${message}`);
+}
+
+export async function geminiCall(call: GeminiCall): Promise<any> {
+  const base = new URL(call.channel.base_url ?? '');
+  const basePath = base.pathname === '/' ? '' : base.pathname.replace(/\/+$/, '');
+  const headers: Record<string, string> = {
+    ...extraHeaders(call.options),
+    'x-goog-api-key': call.channel.secret ?? '',
+    ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
+  };
+  const response = await requestWhole(
+    getGlobalDispatcher(),
+    {
+      origin: base.origin,
+      path: `${basePath}/v1beta${call.path}`,
+      method: call.method,
+      headers,
+      body: call.body === undefined ? undefined : JSON.stringify(call.body),
+      headersTimeout: call.timeoutMs,
+      bodyTimeout: call.timeoutMs,
+    },
+    AbortSignal.timeout(call.timeoutMs + 1000),
+  );
+  if (response.statusCode === 429 || response.statusCode >= 500) throw new Error(`the Gemini upstream answered ${response.statusCode}`);
+  let json: any;
+  try {
+    json = JSON.parse(response.text());
+  } catch {
+    throw new Error(`the Gemini upstream answered ${response.statusCode} with a body that is not JSON`);
+  }
+  if (response.statusCode >= 400) throw refusal(response.statusCode, json?.error);
+  return json;
+}
