@@ -22,6 +22,8 @@ import { tasksRoutes } from './modules/tasks/tasks.routes.ts';
 import { filesRoutes } from './blobs/files.routes.ts';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.ts';
 import { avatarsRoutes } from './modules/avatars/avatars.routes.ts';
+import { upstreamCallbacksRoutes } from './modules/upstream-callbacks/upstream-callbacks.routes.ts';
+import { fileSigningSecret } from './blobs/signed-urls.ts';
 import { nativeRoutes } from './modules/text/native.routes.ts';
 import { messagesRoutes } from './modules/messages/messages.routes.ts';
 
@@ -178,6 +180,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(filesRoutes(ctx));
   await app.register(webhooksRoutes(ctx));
   await app.register(avatarsRoutes(ctx));
+  await app.register(upstreamCallbacksRoutes(ctx, await fileSigningSecret(ctx.db, ctx.config.fileUrlSecret)));
   await app.register(nativeRoutes(ctx));
   await app.register(messagesRoutes(ctx));
   await app.register(sessionRoutes(ctx));

@@ -59,6 +59,19 @@ export interface Config {
     sweepEveryMs: number;
   };
   relayPollMs: number;
+  /** Video upstreams (ModelArk): polling, upstream callbacks, admission control (issue 23). */
+  upstreamTasks: {
+    pollMs: number;
+    maxPollMs: number;
+    /** auto: callback_url sent only when PUBLIC_BASE_URL is a public https address; on; off. */
+    callbacks: 'auto' | 'on' | 'off';
+    /** Inbound upstream callbacks accepted per second per process (a callback only triggers a poll). */
+    callbacksPerSecond: number;
+    /** How soon a task held by admission control asks again for a slot. */
+    admissionRetryMs: number;
+    /** How long after our deadline a running upstream task is watched for its cancel. */
+    cancelWatchMs: number;
+  };
   upstreamTimeoutMs: number;
   /** A text call's hold still open after this long is one whose process died: it is given back. */
   textHoldMaxAgeMs: number;
@@ -237,6 +250,14 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       sweepEveryMs: int(env, 'FILES_SWEEP_MS', 600_000, 10, 86_400_000),
     },
     relayPollMs: int(env, 'RELAY_POLL_MS', 2000, 10, 600_000),
+    upstreamTasks: {
+      pollMs: int(env, 'UPSTREAM_POLL_MS', 3000, 10, 600_000),
+      maxPollMs: int(env, 'UPSTREAM_MAX_POLL_MS', 30_000, 10, 3_600_000),
+      callbacks: oneOf(env, 'UPSTREAM_CALLBACKS', 'auto', ['auto', 'on', 'off'] as const),
+      callbacksPerSecond: int(env, 'UPSTREAM_CALLBACKS_PER_SECOND', 200, 1, 1_000_000),
+      admissionRetryMs: int(env, 'ADMISSION_RETRY_MS', 1000, 5, 600_000),
+      cancelWatchMs: int(env, 'UPSTREAM_CANCEL_WATCH_S', 172_800, 1, 7 * 86_400) * 1000,
+    },
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 30_000, 100, 600_000),
     textHoldMaxAgeMs: int(env, 'TEXT_HOLD_MAX_AGE_S', 3600, 1, 7 * 86_400) * 1000,
     textFloatCalls: int(env, 'TEXT_FLOAT_CALLS', databaseUrl.startsWith('sqlite:') ? 32 : 0, 0, 10_000),

@@ -30,6 +30,7 @@ import type { TaskProvider } from './providers/types.ts';
 import type { Dispatcher } from 'undici';
 import { safeDispatcher } from './modules/webhooks/safe-dispatcher.ts';
 import { systemResolver, type Resolver } from './modules/webhooks/target.ts';
+import { callbackUrlMaker } from './modules/upstream-callbacks/callback-token.ts';
 
 export interface AppContext {
   config: Readonly<Config>;
@@ -103,8 +104,9 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   pricing.assertCovers(allModelIds());
   const prices = new PriceTable(db, pricing, config.pricingFile);
   if (options.listen !== false) await prices.start();
-  const signer = new FileSigner(await fileSigningSecret(db, config.fileUrlSecret), config.publicBaseUrl);
-  const providers = createProviders(config, pricing);
+  const fileSecret = await fileSigningSecret(db, config.fileUrlSecret);
+  const signer = new FileSigner(fileSecret, config.publicBaseUrl);
+  const providers = createProviders(config, pricing, { db, upstreamCallbackUrl: callbackUrlMaker(config, fileSecret) });
   const store = createBlobStore(config);
   const money = textMoney(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (keyIds) => quotas.changed(keyIds));
   const ctx: AppContext = {

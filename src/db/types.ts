@@ -99,7 +99,7 @@ export interface TasksTable {
   webhook_round: Generated<number>;
 }
 
-export type JobKind = 'dispatch' | 'poll' | 'deliver' | 'alert';
+export type JobKind = 'dispatch' | 'poll' | 'deliver' | 'alert' | 'cancel';
 
 export interface JobsTable {
   id: Generated<number>;

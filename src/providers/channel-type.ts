@@ -1,6 +1,7 @@
 import { Type, type TObject, type TProperties, type TSchema } from 'typebox';
 import type { Config } from '../config.ts';
-import type { Channel } from '../db/types.ts';
+import type { Kysely } from 'kysely';
+import type { Channel, Database } from '../db/types.ts';
 import type { Pricing } from '../modules/billing/pricing.ts';
 import type { TextProvider } from '../modules/text/text.types.ts';
 import type { TaskProvider } from './types.ts';
@@ -13,6 +14,10 @@ export type Serves = 'text' | 'image' | 'video' | 'avatar';
 export interface ProviderDeps {
   config: Readonly<Config>;
   pricing: Pricing;
+  /** For providers that map our ids to an upstream's (ModelArk's asset ids). */
+  db?: Kysely<Database>;
+  /** Our inbound URL for an upstream's callback about a task; undefined when upstream callbacks are off. */
+  upstreamCallbackUrl?(taskId: string): string | undefined;
 }
 
 /** What a type's connection test gets: the channel, and one tiny text call when it serves a text model. */

@@ -59,6 +59,8 @@ export interface TaskCall {
 export interface TaskProvider {
   submit(call: TaskCall): Promise<ProviderStep>;
   poll(call: TaskCall): Promise<ProviderStep>;
+  /** Drops the upstream's task after our deadline ended ours; `cancelled` false while it still runs. */
+  cancel?(call: TaskCall): Promise<{ cancelled: boolean; status?: string }>;
 }
 
 /** An upstream that answers with a client error: the task fails instead of being retried. */

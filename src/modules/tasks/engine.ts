@@ -7,6 +7,7 @@ import { applyReview } from '../avatars/review.ts';
 import { settleLostHolds, sweepEveryMs } from '../text/text-holds.ts';
 import { safeDispatcher } from '../webhooks/safe-dispatcher.ts';
 import { alertDeliveryHandler, watchBalances } from '../webhooks/balance-alerts.ts';
+import { cancelAfterDeadline, cancelHandler } from './upstream-cancel.ts';
 
 const SWEEP_DEADLINES_MS = 1000;
 
@@ -20,9 +21,11 @@ export function engineDeps(ctx: AppContext): TaskEngineDeps {
     // The callback is written with the ending, so a crash between the two loses nothing.
     async onEnded(trx, task, ending) {
       if (task.kind === 'avatar') await applyReview(trx, task, ending);
+      if (ending.state === 'failed') await cancelAfterDeadline(trx, task, ending.code);
       if (task.webhook) await enqueue(trx, { kind: 'deliver', taskId: task.id });
     },
     afterEnded: (task) => ctx.quotas.changed([task.key_id]),
+    admissionRetryMs: ctx.config.upstreamTasks.admissionRetryMs,
     results: {
       store: ctx.files.store,
       signer: ctx.files.signer,
@@ -39,7 +42,8 @@ export function engineDeps(ctx: AppContext): TaskEngineDeps {
 export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise<void> } {
   const deps = engineDeps(ctx);
   const delivery = { db: ctx.db, config: ctx.config, logger: ctx.logger, metrics: ctx.metrics, resolve: (h: string) => ctx.resolve(h), dispatcher: ctx.webhookDispatcher };
-  const handlers = { ...taskHandlers(deps), deliver: deliveryHandler(delivery), alert: alertDeliveryHandler(delivery) };
+  const cancel = cancelHandler(deps, { retryMs: ctx.config.upstreamTasks.maxPollMs, watchMs: ctx.config.upstreamTasks.cancelWatchMs });
+  const handlers = { ...taskHandlers(deps), deliver: deliveryHandler(delivery), alert: alertDeliveryHandler(delivery), cancel };
   const runner = new JobRunner(ctx.db, ctx.dialect, ctx.logger, handlers, {
     concurrency: ctx.config.workers,
     pollMs: ctx.config.jobPollMs,

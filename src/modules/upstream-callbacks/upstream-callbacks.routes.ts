@@ -1,0 +1,45 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.ts';
+import { notFound, rateLimited } from '../../http/errors.ts';
+import { ErrorResponses } from '../../http/schemas.ts';
+import { getTask } from '../tasks/tasks.repo.ts';
+import { CALLBACK_PATH, tokenMatches } from './callback-token.ts';
+import { pollNow } from './upstream-callbacks.repo.ts';
+
+// The inbound end of upstream callbacks. The body is never trusted as the result: a valid callback
+// only moves the task's next poll to now, so a forged or replayed one can at most cost one GET. A
+// wrong token and an unknown task get the same 404, and the route has its own rate limit.
+
+export function upstreamCallbacksRoutes(ctx: AppContext, secret: string): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      `${CALLBACK_PATH}/:taskId/:token`,
+      {
+        bodyLimit: 64 * 1024,
+        schema: {
+          hide: true,
+          params: Type.Object({ taskId: Type.String({ maxLength: 100 }), token: Type.String({ maxLength: 100 }) }),
+          body: Type.Optional(Type.Unknown()),
+          response: { 200: Type.Object({}), ...ErrorResponses },
+        },
+      },
+      async (request) => {
+        const decision = await ctx.rateLimiter.hit('upstream-callbacks', ctx.config.upstreamTasks.callbacksPerSecond * 60);
+        if (!decision.allowed) throw rateLimited(Math.ceil(decision.resetMs / 1000));
+        const { taskId, token } = request.params;
+        if (!tokenMatches(secret, taskId, token)) throw notFound();
+        const task = await getTask(ctx.db, taskId);
+        if (!task) throw notFound();
+        if (task.status === 'completed' || task.status === 'failed') {
+          const reported = (request.body as { status?: unknown } | undefined)?.status;
+          const level = reported === 'succeeded' && task.status === 'failed' ? 'warn' : 'info';
+          ctx.logger[level]({ task: task.id, status: task.status, upstreamStatus: reported }, 'upstream callback for a task that already ended; its ending stands');
+          return {};
+        }
+        if (await pollNow(ctx.db, task.id)) ctx.wakeWorkers();
+        return {};
+      },
+    );
+  };
+}

@@ -1,0 +1,171 @@
+import { request } from 'undici';
+import type { ProducedResult, ProviderStep, TaskCall } from '../types.ts';
+import { ChannelRefused, UpstreamRejected } from '../types.ts';
+import { arkVideoBody } from './ark.video-body.ts';
+
+// ModelArk content generation tasks (video): POST creates, GET polls, DELETE cancels. Its result
+// links live 24 h on the vendor's storage, so the engine downloads them into our store before the
+// task completes. Errors are ModelArk's {error: {code, message}}.
+
+const TASKS = '/api/v3/contents/generations/tasks';
+
+export interface ArkVideoOptions {
+  /** First poll delay; later polls back off with the task's age up to `maxPollMs`. */
+  pollMs: number;
+  maxPollMs: number;
+  timeoutMs: number;
+  /** Our inbound callback URL for a task, when upstream callbacks are on. */
+  callbackUrl?(taskId: string): string | undefined;
+  /** Our asset ids -> the upstream's asset ids (reviewed through the asset library). */
+  upstreamAssets?(ourIds: string[]): Promise<Map<string, string>>;
+}
+
+/** ModelArk answered an error: its HTTP status, code and message. */
+export class ArkError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Sensitive-content and risk-detection codes are the caller's content, not our failure. */
+export const isContentPolicy = (code: string) => /Sensitive|RiskDetection/i.test(code);
+
+export function failureCode(status: string, code: string): string {
+  if (isContentPolicy(code)) return 'content_policy_violation';
+  if (status === 'expired') return 'timeout';
+  return 'upstream_error';
+}
+
+export async function arkVideoCall(call: TaskCall, method: string, path: string, timeoutMs: number, body?: unknown): Promise<any> {
+  const response = await request(`${call.channel.base_url!.replace(/\/+$/, '')}${path}`, {
+    method: method as 'GET',
+    headers: { authorization: `Bearer ${call.channel.secret ?? ''}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  const text = await response.body.text();
+  let json: any;
+  try {
+    json = text ? JSON.parse(text) : {};
+  } catch {
+    json = undefined;
+  }
+  if (response.statusCode < 300 && json !== undefined) return json;
+  const code = String(json?.error?.code ?? '');
+  const message = String(json?.error?.message ?? `ModelArk answered ${response.statusCode}`);
+  throw new ArkError(response.statusCode, code, message);
+}
+
+/** What an ArkError means for the task: 5xx, 429 and unreadable answers are retried by the engine. */
+export function asTaskError(err: unknown): unknown {
+  if (!(err instanceof ArkError) || err.status >= 500 || err.status === 429 || err.status < 400) return err;
+  if (err.status === 401 || err.status === 403) return new ChannelRefused('upstream_error', `ModelArk refused the channel's API key: ${err.message}`);
+  return new UpstreamRejected(failureCode('failed', err.code), `ModelArk refused the task (${err.code || err.status}): ${err.message}`);
+}
+
+export class ArkVideo {
+  constructor(private readonly options: ArkVideoOptions) {}
+
+  async submit(call: TaskCall): Promise<ProviderStep> {
+    const assets = this.options.upstreamAssets ? await this.options.upstreamAssets(referencedAssets(call.params)) : new Map<string, string>();
+    const callbackUrl = this.options.callbackUrl?.(call.task.id);
+    const body = arkVideoBody(call.params, call.upstreamModel, { assets, callbackUrl, watermark: channelOption(call, 'watermark') });
+    try {
+      const created = await arkVideoCall(call, 'POST', TASKS, this.options.timeoutMs, body);
+      if (typeof created?.id !== 'string') throw new UpstreamRejected('upstream_error', 'ModelArk answered without a task id');
+      return { state: 'pending', upstreamId: created.id, pollAt: Date.now() + this.options.pollMs, progress: 10 };
+    } catch (err) {
+      throw asTaskError(err);
+    }
+  }
+
+  async poll(call: TaskCall): Promise<ProviderStep> {
+    let record: any;
+    try {
+      record = await arkVideoCall(call, 'GET', `${TASKS}/${encodeURIComponent(call.task.upstream_id ?? '')}`, this.options.timeoutMs);
+    } catch (err) {
+      throw asTaskError(err);
+    }
+    return this.step(call, record);
+  }
+
+  /** One task object (from GET or from the list endpoint) as a provider step. */
+  step(call: TaskCall, record: any): ProviderStep {
+    const status = String(record?.status ?? '');
+    if (status === 'succeeded') return completed(call, record);
+    if (status === 'failed' || status === 'expired' || status === 'cancelled') {
+      const code = String(record?.error?.code ?? '');
+      const message = status === 'cancelled' ? 'The task was cancelled at ModelArk' : String(record?.error?.message || `ModelArk ended the task as ${status}`);
+      return { state: 'failed', code: failureCode(status, code), message: code ? `${message} (${code})` : message };
+    }
+    const progress = status === 'running' ? runningProgress(call) : 10;
+    return { state: 'pending', pollAt: Date.now() + this.nextPollMs(call), progress };
+  }
+
+  /** Backs off with the task's age: young tasks are asked often, old ones rarely. */
+  nextPollMs(call: TaskCall): number {
+    const age = Date.now() - (call.task.started_at ?? call.task.created_at);
+    return Math.min(this.options.maxPollMs, Math.max(this.options.pollMs, Math.floor(age / 10)));
+  }
+
+  /**
+   * Asks ModelArk to drop the task (a deadline passed here). Only a queued task can be cancelled
+   * there; a running one is reported as such (the caller asks again), a finished one by its status.
+   */
+  async cancel(call: TaskCall): Promise<{ cancelled: boolean; status?: string }> {
+    const path = `${TASKS}/${encodeURIComponent(call.task.upstream_id ?? '')}`;
+    try {
+      const status = String((await arkVideoCall(call, 'GET', path, this.options.timeoutMs))?.status ?? '');
+      if (status !== 'queued') return { cancelled: false, status };
+      await arkVideoCall(call, 'DELETE', path, this.options.timeoutMs);
+      return { cancelled: true, status: 'cancelled' };
+    } catch (err) {
+      if (err instanceof ArkError && err.status === 404) return { cancelled: true, status: 'gone' };
+      // It may have started between the two calls: the next attempt sees it running.
+      if (err instanceof ArkError && err.status === 400) return { cancelled: false, status: 'running' };
+      throw err;
+    }
+  }
+}
+
+function completed(call: TaskCall, record: any): ProviderStep {
+  const videoUrl = record?.content?.video_url;
+  if (typeof videoUrl !== 'string') return { state: 'failed', code: 'upstream_error', message: 'ModelArk reported success without a video_url' };
+  const video: NonNullable<ProducedResult['videos']>[number] = {
+    url: [{ url: videoUrl }],
+    duration: Number.isInteger(record.duration) ? record.duration : call.params.duration,
+    resolution: typeof record.resolution === 'string' ? record.resolution : call.params.resolution,
+  };
+  if (typeof record.content.last_frame_url === 'string') video.last_frame_url = { url: record.content.last_frame_url };
+  const tokens = Number(record?.usage?.completion_tokens);
+  return {
+    state: 'completed',
+    result: { videos: [video] },
+    // Settled at these tokens when the model is priced per token, else at the held price.
+    ...(Number.isFinite(tokens) && tokens >= 0 ? { usage: { inputTokens: 0, outputTokens: tokens } } : {}),
+  };
+}
+
+/** ModelArk reports no progress: estimate it from the time running, 20 -> 95. */
+function runningProgress(call: TaskCall): number {
+  const since = Date.now() - (call.task.started_at ?? call.task.created_at);
+  return Math.min(95, 20 + Math.floor(since / 2000));
+}
+
+function channelOption(call: TaskCall, name: string): unknown {
+  try {
+    return (JSON.parse(call.channel.options || '{}') as Record<string, unknown>)[name];
+  } catch {
+    return undefined;
+  }
+}
+
+export function referencedAssets(params: Record<string, any>): string[] {
+  const urls: string[] = [...(params.image_urls ?? []), ...(params.video_urls ?? []), ...(params.audio_urls ?? []), ...((params.image_with_roles ?? []) as { url: string }[]).map((r) => r.url)];
+  return [...new Set(urls.filter((u) => u.startsWith('asset://')).map((u) => u.slice('asset://'.length)))];
+}
