@@ -10,6 +10,9 @@ import { Worker } from 'node:worker_threads';
 // same TypeScript under `npm start` (tsx), vitest and bin/gateway.js alike.
 const SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+// On Linux this lowers the priority of this thread alone: where it shares a core with the event
+// loop (a process pinned to one core), the loop gets the core whenever it has work.
+try { require('node:os').setPriority(10); } catch {}
 require(workerData.tsx).register();
 const { countTexts } = require(workerData.counter);
 parentPort.on('message', ({ id, texts, limit }) => {
