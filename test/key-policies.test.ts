@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
@@ -203,4 +205,35 @@ describe(`account holders narrow their keys, never past the operator [${backendN
     expect((await post('/v1/messages', { model: 'chatgen-4-haiku', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] })({ 'x-api-key': made.json().key })).statusCode).toBe(403);
     expect((await h.patch({ models: [] }, made.json().id)).json().models).toEqual([]);
   });
+});
+
+describe(`keys create/update from the command line [${backendName}]`, () => {
+  const cli = (...args: string[]) =>
+    new Promise<{ code: number; json: any }>((resolve) => {
+      execFile(process.execPath, ['bin/gateway.js', ...args], { cwd: path.resolve(import.meta.dirname, '..'), env: { ...process.env, ...t.database.env, LOG_LEVEL: 'silent' } }, (err, stdout, stderr) => {
+        const text = stdout.trim() || stderr.trim();
+        let json: any;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = text;
+        }
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, json });
+      });
+    });
+
+  it('--models, --allowed-ips and --expires-at set the policy the API applies; a bad CIDR names the option', async () => {
+    const user = (await seedAccount(t.ctx, 1)).user;
+    const made = await cli('keys', 'create', '--user', user.id, '--unlimited', '--models', 'imggen-2-ext,vidgen-2.0', '--allowed-ips', '10.0.0.0/8', '--expires-at', '4102444800');
+    expect(made.code, JSON.stringify(made.json)).toBe(0);
+    expect(made.json).toMatchObject({ models: ['imggen-2', 'vidgen-2.0'], allowed_ips: ['10.0.0.0/8'], expires_at: 4102444800, operator_policy: { models: ['imggen-2', 'vidgen-2.0'] } });
+    const auth = { authorization: `Bearer ${made.json.key}` };
+    expect((await BALANCE.send(auth, '10.1.1.1')).statusCode).toBe(200);
+    expect((await BALANCE.send(auth, '192.0.2.1')).statusCode).toBe(403);
+    const lifted = await cli('keys', 'update', made.json.id, '--allowed-ips', '', '--expires-at', 'never');
+    expect(lifted.json).toMatchObject({ models: ['imggen-2', 'vidgen-2.0'], allowed_ips: [], expires_at: null });
+    const bad = await cli('keys', 'update', made.json.id, '--allowed-ips', '10.0.0.0/99');
+    expect(bad.code).not.toBe(0);
+    expect(JSON.stringify(bad.json)).toContain('allowed_ips');
+  }, 60_000);
 });
