@@ -1,0 +1,52 @@
+import { Type } from 'typebox';
+import { Options, secret, type ChannelTypeEntry } from '../channel-type.ts';
+import { UpstreamRejected } from '../types.ts';
+import { arkCall } from './ark.http.ts';
+import { ARK_IMAGE_MODELS, ArkImages } from './ark.images.ts';
+import { ArkProvider } from './ark.provider.ts';
+
+// ModelArk (BytePlus / Volcengine Ark). The channel's secret is the API key (Bearer) for the data
+// plane; the asset library (avatar review) is a signed OpenAPI with its own access keys, below.
+
+// A Seedream image is made within one call (90-160 s at Seedream 5.0 Pro): one call waits this long
+// unless the channel says otherwise (UPSTREAM_TIMEOUT_MS when that is longer).
+const IMAGE_CALL_MS = 360_000;
+
+const text = (title: string, description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, title, description }));
+
+export const arkChannel: ChannelTypeEntry = {
+  type: 'ark',
+  summary: 'ModelArk (Seedream images) with its API key as Bearer secret; asset-library keys in options',
+  serves: ['image'],
+  baseUrl: 'required',
+  options: Options({
+    response_format: Type.Optional(
+      Type.Union([Type.Literal('url'), Type.Literal('b64_json')], { title: 'Image answers', description: "url (default: ModelArk's 24-hour links, downloaded into our store) or b64_json (the bytes in the answer)" }),
+    ),
+    watermark: Type.Optional(Type.Boolean({ title: 'Watermark', description: 'Let ModelArk stamp "AI generated" on images (default false)' })),
+    timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 1800, title: 'Timeout (s)', description: 'How long one image call may take before it counts as failed (default 360)' })),
+    access_key_id: text('Access key ID', "The asset library's OpenAPI access key (avatar review)"),
+    secret_access_key: Type.Optional(secret(Type.String({ minLength: 1, maxLength: 200, title: 'Secret access key', description: "The asset library's OpenAPI secret key" }))),
+    region: text('Region', 'The asset library\'s region, e.g. ap-southeast-1'),
+    openapi_base_url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 500, title: 'OpenAPI base URL', description: 'The asset library\'s OpenAPI endpoint, e.g. https://open.byteplusapi.com' })),
+  }),
+  taskProvider: ({ config, pricing }) =>
+    new ArkProvider({
+      image: new ArkImages({ pricing, timeoutMs: (options) => (options.timeout_seconds ? options.timeout_seconds * 1000 : Math.max(IMAGE_CALL_MS, config.upstreamTimeoutMs)) }),
+    }),
+  // ModelArk has no free call to ask: an image request without its prompt is refused for the missing
+  // field only after the key and the model were accepted, and makes nothing.
+  async test(probe) {
+    const models = JSON.parse(probe.channel.models) as string[];
+    const ours = models.find((m) => m in ARK_IMAGE_MODELS) ?? 'imgart-5-0-lite';
+    const mapped = (JSON.parse(probe.channel.model_mapping) as Record<string, string>)[ours] ?? ours;
+    const model = mapped === ours ? ARK_IMAGE_MODELS[ours]! : mapped;
+    try {
+      await arkCall({ channel: probe.channel, method: 'POST', path: '/api/v3/images/generations', body: { model }, timeoutMs: probe.timeoutMs });
+    } catch (err) {
+      if (err instanceof UpstreamRejected && /\(400 MissingParameter\)/.test(err.message)) return `the API key and ${model} were accepted (nothing was generated)`;
+      throw err;
+    }
+    throw new Error(`ModelArk made an image without a prompt for ${model}`);
+  },
+};

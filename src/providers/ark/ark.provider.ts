@@ -1,0 +1,24 @@
+import type { TaskKind } from '../../db/types.ts';
+import type { ProviderStep, TaskCall, TaskProvider } from '../types.ts';
+import { UpstreamRejected } from '../types.ts';
+
+// One ModelArk channel serves several kinds of task, each through its own API: this hands every
+// call to the provider of its task's kind. A kind without one fails the task, saying so.
+
+export class ArkProvider implements TaskProvider {
+  constructor(private readonly byKind: Partial<Record<TaskKind, TaskProvider>>) {}
+
+  private providerFor(call: TaskCall): TaskProvider {
+    const provider = this.byKind[call.task.kind];
+    if (!provider) throw new UpstreamRejected('upstream_error', `ModelArk ${call.task.kind} tasks are not supported yet: route ${call.task.model} to another channel`);
+    return provider;
+  }
+
+  submit(call: TaskCall): Promise<ProviderStep> {
+    return this.providerFor(call).submit(call);
+  }
+
+  poll(call: TaskCall): Promise<ProviderStep> {
+    return this.providerFor(call).poll(call);
+  }
+}
