@@ -271,6 +271,30 @@ describe(`gemini channel: images through our provider [${backendName}]`, () => {
     }
   });
 
+  it('a channel whose upstream answers 503 or 429 is passed over: the task completes on the next channel, charged once', async () => {
+    const other = await createTestApp({}, undefined, { workers: true });
+    const broken = await startFakeGemini(KEY);
+    try {
+      for (const mode of ['down', 'busy'] as const) {
+        broken.mode = mode;
+        const first = await addChannel(other, { base_url: broken.url, priority: 50, models: ['imgflash-3.1-preview'] });
+        await addChannel(other, { priority: 40, models: ['imgflash-3.1-preview'] });
+        const account = await seedAccount(other.ctx, 5);
+        const before = broken.requests.length;
+        const task = await run(other, account, { model: 'imgflash-3.1-preview', prompt: `failover ${mode}` });
+        expect(task.status).toBe('completed');
+        expect(broken.requests.length).toBeGreaterThan(before);
+        expect((await download(other, task.result.images[0].url[0])).equals(fake.images.at(-1)!.bytes)).toBe(true);
+        expect(await used(other, account)).toBeCloseTo(0.039, 6);
+        await other.app.inject({ method: 'DELETE', url: `/admin/channels/${first.id}`, headers: adminHeaders });
+      }
+      expect(await auditLedger(other.ctx.db)).toEqual([]);
+    } finally {
+      await other.close();
+      await broken.close();
+    }
+  });
+
   it('a caller reference on a private address is refused under the address rules (FETCH_ALLOW_PRIVATE off)', async () => {
     const other = await createTestApp({}, undefined, { workers: true });
     try {

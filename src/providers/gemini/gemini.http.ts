@@ -2,7 +2,7 @@ import { getGlobalDispatcher } from 'undici';
 import type { Channel } from '../../db/types.ts';
 import { extraHeaders } from '../channel-type.ts';
 import { requestWhole } from '../upstream-whole.ts';
-import { UpstreamRejected } from '../types.ts';
+import { ChannelRefused, UpstreamRejected } from '../types.ts';
 
 // One call to the Gemini API (generativelanguage.googleapis.com) as @google/genai makes it: the key in
 // `x-goog-api-key`, JSON bodies under /v1beta. Errors are {error: {code, message, status, details}}.
@@ -28,7 +28,7 @@ function refusal(status: number, error: any): Error {
   // An invalid key is a 400 with reason API_KEY_INVALID; a missing or unauthorised one is 401/403.
   // The message names the channel's problem, never the key.
   if (status === 401 || status === 403 || reason === 'API_KEY_INVALID') {
-    return new UpstreamRejected('upstream_error', `The Gemini upstream refused the channel's API key (${status}${reason ? ` ${reason}` : ''}): the channel needs attention`);
+    return new ChannelRefused('upstream_error', `The Gemini upstream refused the channel's API key (${status}${reason ? ` ${reason}` : ''}): the channel needs attention`);
   }
   return new UpstreamRejected('upstream_error', `The Gemini upstream refused the task (${status}): ${message}`);
 }
