@@ -238,3 +238,159 @@ describe(`ark video tasks [${backendName}]`, () => {
     expect(data.error.message).not.toContain('wrong-key');
   });
 });
+
+// Deadlines: a second gateway whose video deadline is 1 s, against a fake that is slow to start.
+describe(`ark video deadlines [${backendName}]`, () => {
+  let slow: FakeArkVideo;
+  let d: TestApp;
+  const lines: any[] = [];
+  beforeAll(async () => {
+    slow = await startFakeArkVideo({ queuedMs: 60_000, runningMs: 60_000 });
+    const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
+    d = await createTestApp({ UPSTREAM_POLL_MS: '50', UPSTREAM_MAX_POLL_MS: '100', TASK_DEADLINE_VIDEO_S: '1', UPSTREAM_CALLBACKS: 'off' }, undefined, { workers: true, logger });
+    const channel = await d.app.inject({
+      method: 'POST',
+      url: '/admin/channels',
+      headers: adminHeaders,
+      payload: { name: 'slow-ark', type: 'ark', base_url: slow.url, secret: slow.apiKey, models: ['vidgen-2.0'], priority: 10 },
+    });
+    expect(channel.statusCode).toBe(201);
+  });
+  afterAll(async () => {
+    await d?.close();
+    await slow?.close();
+  });
+
+  const deadlineEnd = async (prompt: string) => {
+    const { auth } = await seedAccount(d.ctx, 50);
+    const res = await d.app.inject({ method: 'POST', url: '/v1/videos/generations', headers: auth, payload: { model: 'vidgen-2.0', prompt } });
+    const id = res.json().data[0].task_id;
+    let data: any;
+    for (let i = 0; i < 200; i++) {
+      data = (await d.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json().data;
+      if (data.status === 'failed' || data.status === 'completed') break;
+      await sleep(25);
+    }
+    const upstreamId = (await d.ctx.db.selectFrom('tasks').select('upstream_id').where('id', '=', id).executeTakeFirstOrThrow()).upstream_id!;
+    return { id, data, upstreamId, auth };
+  };
+
+  it('a task failed by its deadline is cancelled at ModelArk (DELETE while queued)', async () => {
+    const { data, upstreamId } = await deadlineEnd('a slow glacier');
+    expect([data.status, data.error.code, data.cost]).toEqual(['failed', 'timeout', 0]);
+    for (let i = 0; i < 100 && slow.tasks.get(upstreamId)?.forced !== 'cancelled'; i++) await sleep(25);
+    expect(slow.tasks.get(upstreamId)?.forced).toBe('cancelled');
+    expect(slow.requests.some((r) => r.method === 'DELETE' && r.path.endsWith(upstreamId))).toBe(true);
+  });
+
+  it('a running task cannot be cancelled: its later success changes nothing here and is logged', async () => {
+    slow.queuedMs = 0;
+    try {
+      const { id, data, upstreamId, auth } = await deadlineEnd('a running comet');
+      expect([data.status, data.error.code]).toEqual(['failed', 'timeout']);
+      // ModelArk refused the DELETE of the running task; then it succeeds there.
+      slow.finish(upstreamId, 'succeeded');
+      for (let i = 0; i < 200 && !lines.some((l) => l.task === id && /already ended here/.test(l.msg)); i++) await sleep(25);
+      const late = lines.find((l) => l.task === id && /already ended here/.test(l.msg));
+      expect(late).toMatchObject({ level: 40, upstreamStatus: 'succeeded' });
+      const after = (await d.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json().data;
+      expect([after.status, after.error.code, after.cost]).toEqual(['failed', 'timeout', 0]);
+      expect(after.result).toBeUndefined();
+    } finally {
+      slow.queuedMs = 60_000;
+    }
+  });
+});
+
+// Upstream callbacks: polling is slowed to 10 minutes, so only a callback can make a task end soon.
+describe(`ark upstream callbacks [${backendName}]`, () => {
+  let cb: FakeArkVideo;
+  let c: TestApp;
+  let origin: string;
+  beforeAll(async () => {
+    cb = await startFakeArkVideo({ queuedMs: 100, runningMs: 200 });
+    const port = await freePort();
+    origin = `http://127.0.0.1:${port}`;
+    c = await createTestApp(
+      { UPSTREAM_POLL_MS: '600000', UPSTREAM_MAX_POLL_MS: '600000', PUBLIC_BASE_URL: origin, UPSTREAM_CALLBACKS: 'on', UPSTREAM_CALLBACKS_PER_SECOND: '1' },
+      undefined,
+      { workers: true },
+    );
+    await c.app.listen({ port, host: '127.0.0.1' });
+    const channel = await c.app.inject({
+      method: 'POST',
+      url: '/admin/channels',
+      headers: adminHeaders,
+      payload: { name: 'cb-ark', type: 'ark', base_url: cb.url, secret: cb.apiKey, models: ['vidgen-2.0'], priority: 10 },
+    });
+    expect(channel.statusCode).toBe(201);
+  });
+  afterAll(async () => {
+    await c?.close();
+    await cb?.close();
+  });
+
+  it('sends callback_url with a per-task token; the callback triggers the poll that completes the task; a late one changes nothing', async () => {
+    const { auth } = await seedAccount(c.ctx, 50);
+    const res = await c.app.inject({ method: 'POST', url: '/v1/videos/generations', headers: auth, payload: { model: 'vidgen-2.0', prompt: 'a called-back crane' } });
+    const id = res.json().data[0].task_id;
+    let data: any;
+    for (let i = 0; i < 200; i++) {
+      data = (await c.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json().data;
+      if (data.status === 'completed' || data.status === 'failed') break;
+      await sleep(25);
+    }
+    expect(data.status).toBe('completed');
+    const upstream = [...cb.tasks.values()].find((t) => t.body.content[0].text === 'a called-back crane')!;
+    const url = new URL(upstream.body.callback_url);
+    expect(url.origin).toBe(origin);
+    expect(url.pathname.startsWith(`/upstream/callbacks/${id}/`)).toBe(true);
+    expect(url.pathname.split('/').pop()!.length).toBeGreaterThanOrEqual(40);
+    // Callbacks for queued, running and succeeded reached us; one poll after the success ended it.
+    for (let i = 0; i < 100 && cb.callbacksSent.filter(([t]) => t === upstream.id).length < 3; i++) await sleep(20);
+    expect(cb.callbacksSent.filter(([t]) => t === upstream.id).map(([, s, code]) => [s, code])).toEqual([
+      ['queued', 200],
+      ['running', 200],
+      ['succeeded', 200],
+    ]);
+    // After the ending, a callback (a repeat) is answered and changes nothing.
+    const again = await request(upstream.body.callback_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: upstream.id, status: 'failed' }) });
+    expect(again.statusCode).toBe(200);
+    await again.body.dump();
+    const after = (await c.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json().data;
+    expect(after.status).toBe('completed');
+  });
+
+  it('a callback with a wrong token is refused like an unknown task and triggers no poll; the right one does', async () => {
+    cb.sendCallbacks = false;
+    const { auth } = await seedAccount(c.ctx, 50);
+    const res = await c.app.inject({ method: 'POST', url: '/v1/videos/generations', headers: auth, payload: { model: 'vidgen-2.0', prompt: 'a forged heron [ark:fail=X]' } });
+    const id = res.json().data[0].task_id;
+    const pollsBefore = () => cb.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/api/v3/contents/generations/tasks/')).length;
+    await sleep(50);
+    const polls = pollsBefore();
+    const forged = await c.app.inject({ method: 'POST', url: `/upstream/callbacks/${id}/${'A'.repeat(43)}`, payload: { status: 'succeeded' } });
+    const unknown = await c.app.inject({ method: 'POST', url: `/upstream/callbacks/task_nope/${'A'.repeat(43)}`, payload: {} });
+    expect(forged.statusCode).toBe(404);
+    expect(unknown.statusCode).toBe(404);
+    expect(forged.body).toBe(unknown.body);
+    await sleep(200);
+    expect(pollsBefore()).toBe(polls);
+    expect((await c.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json().data.status).toBe('processing');
+    // The URL ModelArk was given works: one callback, one poll, and the task ends as the poll says.
+    const upstream = [...cb.tasks.values()].find((t) => t.body.content[0].text.startsWith('a forged heron'))!;
+    await sleep(Math.max(0, upstream.createdAt + 400 - Date.now())); // it has failed there by now
+    const right = await c.app.inject({ method: 'POST', url: new URL(upstream.body.callback_url).pathname, payload: { status: 'succeeded' } });
+    expect(right.statusCode).toBe(200);
+    let data: any;
+    for (let i = 0; i < 100; i++) {
+      data = (await c.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json().data;
+      if (data.status === 'failed') break;
+      await sleep(20);
+    }
+    // The body said succeeded; the poll said failed: the callback is never the result.
+    expect([data.status, data.error.code]).toEqual(['failed', 'upstream_error']);
+    expect(pollsBefore()).toBe(polls + 1);
+    cb.sendCallbacks = true;
+  });
+});

@@ -48,6 +48,8 @@ export interface FakeArkVideo {
   runningMs: number;
   /** Answer creates with this status (e.g. 500, 429) while set. */
   failCreatesWith?: number;
+  /** False: the fake makes no callbacks (a test makes them itself). */
+  sendCallbacks: boolean;
   /** Callback POSTs the fake made: [taskId, status, answer status]. */
   callbacksSent: [string, string, number][];
   /** Makes a running (or queued) task end as given, at its next read. */
@@ -100,6 +102,7 @@ export async function startFakeArkVideo(options: { apiKey?: string; queuedMs?: n
     queuedMs: options.queuedMs ?? 30,
     runningMs: options.runningMs ?? 60,
     callbacksSent: [],
+    sendCallbacks: true,
     downloads: 0,
     slowFileMs: 0,
   } as unknown as FakeArkVideo;
@@ -149,7 +152,7 @@ export async function startFakeArkVideo(options: { apiKey?: string; queuedMs?: n
   // ModelArk calls callback_url on each status change with the task object.
   const notify = async (t: FakeArkTask) => {
     const url = t.body.callback_url;
-    if (!url) return;
+    if (!url || !fake.sendCallbacks) return;
     const body = JSON.stringify(view(t));
     try {
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
