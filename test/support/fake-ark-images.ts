@@ -129,7 +129,7 @@ export async function startFakeArk(key = 'fake-ark-key'): Promise<FakeArk> {
     if (given(body.watermark) && typeof body.watermark !== 'boolean') throw invalid('watermark', 'must be a boolean');
     const sequential = body.sequential_image_generation;
     if (given(sequential) && !rules.grouped) throw invalid('sequential_image_generation', 'not supported by this model');
-    if (given(sequential) && !['auto', 'disabled'].includes(sequential)) throw invalid('sequential_image_generation', 'must be auto or disabled');
+    if (given(sequential) && !['auto', 'disabled'].includes(String(sequential))) throw invalid('sequential_image_generation', 'must be auto or disabled');
     const max = body.sequential_image_generation_options?.max_images ?? 15;
     if (!Number.isInteger(max) || max < 1 || max > 15) throw invalid('sequential_image_generation_options.max_images', 'must be an integer from 1 to 15');
     if (sequential === 'auto' && images.length + max > 15) throw invalid('sequential_image_generation_options.max_images', 'reference images plus max_images must be at most 15');
