@@ -4,6 +4,7 @@ import { UpstreamRejected } from '../types.ts';
 import { arkCall } from './ark.http.ts';
 import { ARK_IMAGE_MODELS, ArkImages } from './ark.images.ts';
 import { ArkProvider } from './ark.provider.ts';
+import { arkVideo } from './ark.video-setup.ts';
 
 // ModelArk (BytePlus / Volcengine Ark). The channel's secret is the API key (Bearer) for the data
 // plane; the asset library (avatar review) is a signed OpenAPI with its own access keys, below.
@@ -16,8 +17,8 @@ const text = (title: string, description: string) => Type.Optional(Type.String({
 
 export const arkChannel: ChannelTypeEntry = {
   type: 'ark',
-  summary: 'ModelArk (Seedream images) with its API key as Bearer secret; asset-library keys in options',
-  serves: ['image'],
+  summary: 'ModelArk (Seedream images, Seedance videos) with its API key as Bearer secret; asset-library keys in options',
+  serves: ['image', 'video'],
   baseUrl: 'required',
   options: Options({
     response_format: Type.Optional(
@@ -28,10 +29,12 @@ export const arkChannel: ChannelTypeEntry = {
     access_key_id: text('Access key ID', "The asset library's OpenAPI access key (avatar review)"),
     secret_access_key: Type.Optional(secret(Type.String({ minLength: 1, maxLength: 200, title: 'Secret access key', description: "The asset library's OpenAPI secret key" }))),
     region: text('Region', 'The asset library\'s region, e.g. ap-southeast-1'),
+    max_in_flight: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, title: 'Tasks in flight', description: 'At most this many video tasks at ModelArk at once (it queues about 120 per account); more wait here, in submit order' })),
     openapi_base_url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 500, title: 'OpenAPI base URL', description: 'The asset library\'s OpenAPI endpoint, e.g. https://open.byteplusapi.com' })),
   }),
-  taskProvider: ({ config, pricing }) =>
+  taskProvider: ({ config, pricing, db, upstreamCallbackUrl }) =>
     new ArkProvider({
+      video: arkVideo(config, db, upstreamCallbackUrl),
       image: new ArkImages({ pricing, timeoutMs: (options) => (options.timeout_seconds ? options.timeout_seconds * 1000 : Math.max(IMAGE_CALL_MS, config.upstreamTimeoutMs)) }),
     }),
   // ModelArk has no free call to ask: an image request without its prompt is refused for the missing

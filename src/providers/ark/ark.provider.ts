@@ -21,4 +21,8 @@ export class ArkProvider implements TaskProvider {
   poll(call: TaskCall): Promise<ProviderStep> {
     return this.providerFor(call).poll(call);
   }
+
+  async cancel(call: TaskCall): Promise<{ cancelled: boolean; status?: string }> {
+    return (await this.byKind[call.task.kind]?.cancel?.(call)) ?? { cancelled: false, status: 'unsupported' };
+  }
 }
