@@ -106,8 +106,14 @@ export function alertDeliveryHandler(deps: DeliveryDeps): JobHandler {
 
 /** Starts the periodic check; returns its stop. */
 export function watchBalances(ctx: AppContext): () => void {
+  let checking = false;
   const timer = setInterval(() => {
-    checkBalanceAlerts(ctx).catch((err) => ctx.logger.error({ err }, 'balance alert check failed'));
+    // A slow check (a database away) is not stacked on: the next tick after it ends runs again.
+    if (checking) return;
+    checking = true;
+    checkBalanceAlerts(ctx)
+      .catch((err) => ctx.logger.error({ err }, 'balance alert check failed'))
+      .finally(() => (checking = false));
   }, ctx.config.webhook.balanceAlertCheckMs);
   timer.unref();
   return () => clearInterval(timer);
