@@ -128,6 +128,13 @@ export interface ChannelsTable {
   status: 'enabled' | 'disabled';
   /** JSON object: the type's own settings (checked by its registry entry's schema; secrets included). */
   options: Generated<string>;
+  /** Submits in a row that failed before the upstream accepted them (reset by an accepted one). */
+  health_failures: Generated<number>;
+  /** The last such failure, or the 401/403 that set needs_attention; never the upstream's text about a secret. */
+  health_error: string | null;
+  health_error_at: number | null;
+  /** 1 after the upstream refused the channel's credentials (401/403), until it accepts a task or the channel is changed. */
+  needs_attention: Generated<number>;
   created_at: number;
   updated_at: number;
 }

@@ -4,12 +4,13 @@ import { chatCompletionsChannel } from './chat-completions/chat-completions.chan
 import { geminiChannel } from './gemini/gemini.channel.ts';
 import { messagesChannel } from './messages/messages.channel.ts';
 import { nativeChannel } from './native/native.channel.ts';
+import { openaiChannel } from './openai/openai.channel.ts';
 import { relayChannel } from './relay/relay.channel.ts';
 import { simulatorChannel } from './simulator/simulator.channel.ts';
 
 // Every channel type, once. Validation, the connection test, the console's channel form, the CLI
 // help and the OpenAPI document read this list: a new type is a folder and one line here.
-export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [simulatorChannel, relayChannel, chatCompletionsChannel, messagesChannel, nativeChannel, geminiChannel, arkChannel];
+export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [simulatorChannel, relayChannel, chatCompletionsChannel, messagesChannel, nativeChannel, openaiChannel, geminiChannel, arkChannel];
 
 export const CHANNEL_TYPE_NAMES: readonly string[] = CHANNEL_TYPES.map((entry) => entry.type);
 

@@ -72,3 +72,9 @@ export class UpstreamRejected extends Error {
     super(message);
   }
 }
+
+/**
+ * The upstream refused the channel itself (401/403: its secret or its account), not the task: the
+ * task fails with this error, and the engine marks the channel as needing the operator's attention.
+ */
+export class ChannelRefused extends UpstreamRejected {}

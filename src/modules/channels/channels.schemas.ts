@@ -47,6 +47,15 @@ export const Channel = Type.Object(
     weight: Type.Integer(),
     status: Type.String(),
     options: Type.Record(Type.String(), Type.Unknown(), { description: 'Plain options as set; each secret one only as has_<field>: true' }),
+    health: Type.Object(
+      {
+        needs_attention: Type.Boolean({ description: "The upstream refused the channel's credentials (401/403); cleared by an accepted task or a new secret, base_url or options" }),
+        consecutive_failures: Type.Integer({ description: 'Task submits in a row that failed before the upstream accepted them (each went on to the next channel)' }),
+        last_error: Type.Union([Type.String(), Type.Null()]),
+        last_error_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds' }),
+      },
+      { description: 'What the task engine saw of this channel' },
+    ),
     created_at: Type.Integer(),
   },
   { $id: 'Channel' },

@@ -138,7 +138,18 @@ export function channelView(channel: Channel) {
     weight: channel.weight,
     status: channel.status,
     options: optionsView(channel.type, JSON.parse(channel.options) as ChannelOptions),
+    health: healthView(channel),
     created_at: Math.floor(channel.created_at / 1000),
+  };
+}
+
+/** What the task engine saw of the channel (tasks/channel-health.ts). */
+function healthView(channel: Channel) {
+  return {
+    needs_attention: channel.needs_attention === 1,
+    consecutive_failures: channel.health_failures,
+    last_error: channel.health_error,
+    last_error_at: channel.health_error_at === null ? null : Math.floor(channel.health_error_at / 1000),
   };
 }
 
@@ -192,7 +203,10 @@ export async function changeChannel(db: Kysely<Database>, id: string, input: Par
     options: input.options === undefined ? stored : mergeOptions(stored, input.options),
   });
   const { name, base_url, secret, models, model_mapping, priority, weight, status } = input;
+  // A new secret, address or options is the operator's answer to a 401/403: the mark is cleared.
+  const reconnected = secret !== undefined || base_url !== undefined || input.options !== undefined || type !== existing.type;
   await updateChannel(db, id, {
+    ...(reconnected ? { needs_attention: 0, health_failures: 0 } : {}),
     name,
     type,
     secret,

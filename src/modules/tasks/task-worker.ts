@@ -11,6 +11,8 @@ import { upstreamModel, type ChannelRouter } from '../channels/channels.service.
 import { getTask, overdueTasks, transition } from './tasks.repo.ts';
 import { endTask, type Ending } from './tasks.service.ts';
 import { DownloadFailed, storeResult, type ResultDeps } from './task-results.ts';
+import { submitToChannels } from './task-failover.ts';
+import { cancelLateHandOver } from './upstream-cancel.ts';
 
 export interface TaskEngineDeps {
   db: Kysely<Database>;
@@ -24,6 +26,8 @@ export interface TaskEngineDeps {
   afterEnded?: (task: Task) => void;
   /** Where result files are stored before a task completes. */
   results: ResultDeps;
+  /** How soon a task held by admission control asks again. */
+  admissionRetryMs?: number;
 }
 
 const DONE: JobOutcome = { done: true };
@@ -75,21 +79,23 @@ export function taskHandlers(deps: TaskEngineDeps): Record<'dispatch' | 'poll', 
       if (!isOpen(task)) return DONE;
       // Already handed over: the poll job was written in the same transaction as channel_id.
       if (task.status === 'processing' && task.channel_id) return DONE;
-      const prepared = await prepareCall(deps, task);
-      if ('state' in prepared) return end(deps, task, prepared);
-      const result = await step(() => prepared.provider.submit(prepared.call));
+      const handed = await submitToChannels(deps, task);
+      if ('waitMs' in handed) return { retryAt: Date.now() + handed.waitMs };
+      if ('state' in handed) return end(deps, task, handed);
+      const { call, result } = handed;
       if (result.state !== 'pending') return end(deps, task, result);
       const now = Date.now();
       await deps.db.transaction().execute(async (trx) => {
         const moved = await transition(trx, task.id, [task.status], {
           status: 'processing',
-          channel_id: prepared.call.channel.id,
+          channel_id: call.channel.id,
           upstream_id: result.upstreamId ?? null,
           started_at: task.started_at ?? now,
           eta_at: result.etaAt ?? null,
           progress: Math.max(task.progress, result.progress ?? 10),
         });
         if (moved) await enqueue(trx, { kind: 'poll', taskId: task.id, runAt: result.pollAt });
+        else if (result.upstreamId) await cancelLateHandOver(trx, task.id, call.channel.id, result.upstreamId);
       });
       return DONE;
     },

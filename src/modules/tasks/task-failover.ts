@@ -1,0 +1,46 @@
+import type { Task } from '../../db/types.ts';
+import { ChannelRefused, UpstreamRejected, type ProviderStep, type TaskCall } from '../../providers/types.ts';
+import { getChannel } from '../channels/channels.repo.ts';
+import { upstreamModel } from '../channels/channels.service.ts';
+import { admitted } from './admission.ts';
+import { channelAccepted, channelFailed } from './channel-health.ts';
+import type { TaskEngineDeps } from './task-worker.ts';
+import type { Ending } from './tasks.service.ts';
+
+// Task failover: a submit goes to the task's channels best first (priority, then weight, as text
+// calls are routed) until one accepts it. A submit that fails before the upstream accepted the work
+// (a thrown error: connection refused, timeout, 429, 5xx) moves on to the next channel; a refusal of
+// the task itself (UpstreamRejected) ends it there, and a refusal of the channel's credentials
+// (401/403) also marks the channel. When every channel failed, the job is retried later, from the
+// best channel again.
+
+export type Handed = { call: TaskCall; result: ProviderStep } | Ending | { waitMs: number };
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export async function submitToChannels(deps: TaskEngineDeps, task: Task): Promise<Handed> {
+  const pinned = task.channel_id ? await getChannel(deps.db, task.channel_id) : undefined;
+  const channels = pinned ? [pinned] : await deps.channels.candidates(task.model);
+  if (channels.length === 0) return { state: 'failed', code: 'upstream_error', message: `No channel serves model ${task.model}` };
+  const params = JSON.parse(task.params);
+  let lastError: unknown;
+  for (const channel of channels) {
+    const provider = deps.providerFor(channel.type);
+    if (!provider) return { state: 'failed', code: 'internal_error', message: `Unknown channel type ${channel.type}` };
+    // Over the channel's max_in_flight the task waits, submitted, in submit order (admission.ts).
+    if (!(await admitted(deps.db, channel, task))) return { waitMs: deps.admissionRetryMs ?? 1000 };
+    const call: TaskCall = { task, params, channel, upstreamModel: upstreamModel(channel, task.model) };
+    try {
+      const result = await provider.submit(call);
+      await channelAccepted(deps.db, channel);
+      return { call, result };
+    } catch (err) {
+      if (err instanceof ChannelRefused) await channelFailed(deps.db, channel.id, err.message, true);
+      if (err instanceof UpstreamRejected) return { state: 'failed', code: err.code, message: err.message };
+      lastError = err;
+      deps.logger.warn({ task: task.id, channel: channel.id, err: describe(err) }, 'submit failed before the upstream accepted it; trying the next channel');
+      await channelFailed(deps.db, channel.id, describe(err));
+    }
+  }
+  throw lastError;
+}

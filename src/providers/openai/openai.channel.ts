@@ -1,0 +1,67 @@
+import { Type } from 'typebox';
+import { request } from 'undici';
+import type { Channel } from '../../db/types.ts';
+import { systemResolver } from '../../modules/webhooks/target.ts';
+import { safeDispatcher } from '../../modules/webhooks/safe-dispatcher.ts';
+import { ExtraHeaders, extraHeaders, Options, type ChannelTypeEntry } from '../channel-type.ts';
+import { IMAGE_TIMEOUT_MS, OPENAI_IMAGE_MODELS, OpenAIImages } from './openai.images.ts';
+
+// The OpenAI API. Images now (imggen-2-official, imggen-2); text joins later as the `textProvider`.
+
+const Name = (title: string, header: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, title, description: `Sent as the ${header} header` }));
+
+/** The headers of every call: the channel's extra headers first, so its own auth and names win. */
+function headersOf(channel: Channel, options: Record<string, any>): Record<string, string> {
+  return {
+    ...extraHeaders(options),
+    ...(channel.secret ? { authorization: `Bearer ${channel.secret}` } : {}),
+    ...(options.organization ? { 'openai-organization': options.organization } : {}),
+    ...(options.project ? { 'openai-project': options.project } : {}),
+  };
+}
+
+const optionsOf = (channel: Channel) => JSON.parse(channel.options || '{}') as Record<string, any>;
+
+export const openaiChannel: ChannelTypeEntry = {
+  type: 'openai',
+  summary: `the OpenAI API (Bearer secret): images through /v1/images/generations and /v1/images/edits (default models: ${Object.entries(OPENAI_IMAGE_MODELS).map(([ours, theirs]) => `${ours} -> ${theirs}`).join(', ')})`,
+  serves: ['image'],
+  baseUrl: 'required',
+  options: Options({
+    organization: Name('Organization', 'OpenAI-Organization'),
+    project: Name('Project', 'OpenAI-Project'),
+    image_timeout_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 900, title: 'Image timeout (s)', description: `How long one image call may take (default ${IMAGE_TIMEOUT_MS / 1000})` })),
+    headers: Type.Optional(ExtraHeaders),
+  }),
+  taskProvider: ({ config }) =>
+    new OpenAIImages({
+      connection(channel) {
+        const options = optionsOf(channel);
+        const timeoutMs = options.image_timeout_seconds ? options.image_timeout_seconds * 1000 : Math.max(IMAGE_TIMEOUT_MS, config.upstreamTimeoutMs);
+        return { headers: headersOf(channel, options), timeoutMs };
+      },
+      // Reference images are callers' URLs: fetched under the callback address rules.
+      references: {
+        dispatcher: safeDispatcher(systemResolver, config.files.fetchAllowPrivate, config.upstreamTimeoutMs),
+        allowPrivate: config.files.fetchAllowPrivate,
+        timeoutMs: config.upstreamTimeoutMs,
+      },
+    }),
+  // One free, real call: the model the channel sends for its first image model (GET /v1/models/{model}).
+  async test(probe) {
+    const answered = await probe.text();
+    if (answered) return answered;
+    const served = JSON.parse(probe.channel.models) as string[];
+    const ours = served.find((m) => m in OPENAI_IMAGE_MODELS) ?? 'imggen-2-official';
+    const model = (JSON.parse(probe.channel.model_mapping) as Record<string, string>)[ours] ?? OPENAI_IMAGE_MODELS[ours]!;
+    const res = await request(`${probe.channel.base_url}/v1/models/${encodeURIComponent(model)}`, {
+      headers: headersOf(probe.channel, optionsOf(probe.channel)),
+      headersTimeout: probe.timeoutMs,
+      bodyTimeout: probe.timeoutMs,
+    });
+    await res.body.dump();
+    if (res.statusCode === 401 || res.statusCode === 403) throw new Error(`the upstream refused the secret (HTTP ${res.statusCode})`);
+    if (res.statusCode !== 200) throw new Error(`GET /v1/models/${model} answered ${res.statusCode}`);
+    return `${model} is available`;
+  },
+};

@@ -1,0 +1,129 @@
+import { FormData, request, type Dispatcher } from 'undici';
+import type { Channel } from '../../db/types.ts';
+import { ChannelRefused, UpstreamRejected, type Produced, type ProviderStep, type TaskCall, type TaskProvider } from '../types.ts';
+import { fetchReferences, type FetchLimits, type ReferenceFile } from './openai.references.ts';
+
+// OpenAI Images (gpt-image models): POST /v1/images/generations (JSON), or POST /v1/images/edits
+// (multipart: `image[]` files, `mask`) when the task has reference images. Both answer at once with
+// base64 images and token usage, so a task completes in its submit: there is nothing to poll.
+// Request and answer shapes are the official SDK's (openai@6 resources/images.ts).
+
+/** Our model -> the OpenAI model, unless the channel's model_mapping names another. */
+export const OPENAI_IMAGE_MODELS: Readonly<Record<string, string>> = { 'imggen-2-official': 'gpt-image-2', 'imggen-2': 'gpt-image-2' };
+
+/** A 4k image at high quality can take minutes; the call waits this long unless the channel says otherwise. */
+export const IMAGE_TIMEOUT_MS = 300_000;
+
+export interface OpenAIConnection {
+  headers: Record<string, string>;
+  timeoutMs: number;
+}
+
+export interface OpenAIImagesDeps {
+  /** The channel's headers (its secret, organization, project, extra headers) and timeout. */
+  connection(channel: Channel): OpenAIConnection;
+  /** How reference images and masks (caller URLs) are fetched. */
+  references: FetchLimits;
+}
+
+/** Our normalized parameters as the fields of ImageGenerateParams / ImageEditParams. */
+export function imageFields(params: Record<string, any>, model: string, edit: boolean): Record<string, string | number> {
+  const fields: Record<string, string | number> = { model, prompt: params.prompt, n: params.n ?? 1, size: `${params.width}x${params.height}` };
+  // `auto` and `<w>x<h>` were resolved to pixels at submit; transparent was downgraded to auto there.
+  for (const name of ['quality', 'background', 'output_format', 'output_compression'] as const) {
+    if (params[name] !== undefined) fields[name] = params[name];
+  }
+  // The edits endpoint has no moderation parameter (ImageEditParams): it applies only to generations.
+  if (!edit && params.moderation !== undefined) fields.moderation = params.moderation;
+  return fields;
+}
+
+// A view over the Buffer's memory (no copy), in the type Blob takes.
+const blobOf = (file: ReferenceFile) => new Blob([new Uint8Array(file.bytes.buffer as ArrayBuffer, file.bytes.byteOffset, file.bytes.length)], { type: file.contentType });
+
+function editForm(fields: Record<string, string | number>, images: ReferenceFile[], mask: ReferenceFile | undefined): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, String(value));
+  // `image[]` is how the SDK sends an array of files (internal/uploads.ts addFormValue).
+  images.forEach((file, i) => form.append('image[]', blobOf(file), `image-${i}.${file.extension}`));
+  if (mask) form.append('mask', blobOf(mask), `mask.${mask.extension}`);
+  return form;
+}
+
+interface OpenAIError {
+  status: number;
+  message: string;
+  code?: string;
+}
+
+/** Maps a refusal to how the task ends: a thrown plain Error means "not accepted, try another channel". */
+function refusal({ status, message, code }: OpenAIError): Error {
+  // The upstream's text can quote part of the key ("Incorrect API key provided: sk-ab***yz"): not repeated.
+  if (status === 401 || status === 403) return new ChannelRefused('upstream_error', `The upstream refused this channel's credentials (HTTP ${status}); the operator has been notified`);
+  if (status === 429 || status >= 500) return new Error(`upstream answered ${status}${code ? ` (${code})` : ''}`);
+  if (code === 'moderation_blocked') return new UpstreamRejected('content_policy_violation', `The upstream's safety system refused the request: ${message}`);
+  return new UpstreamRejected('upstream_error', `Upstream refused the task: ${message}`);
+}
+
+function parse(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+async function post(url: string, connection: OpenAIConnection, body: string | FormData): Promise<any> {
+  let response: Dispatcher.ResponseData;
+  const headers = typeof body === 'string' ? { ...connection.headers, 'content-type': 'application/json' } : connection.headers;
+  try {
+    response = await request(url, { method: 'POST', headers, body, headersTimeout: connection.timeoutMs, bodyTimeout: connection.timeoutMs });
+  } catch (err) {
+    throw new Error(`upstream unreachable: ${(err as Error).message}`);
+  }
+  const json = parse(await response.body.text());
+  if (response.statusCode >= 400) {
+    const error = json?.error ?? {};
+    const message = typeof error.message === 'string' ? error.message : `upstream answered ${response.statusCode}`;
+    throw refusal({ status: response.statusCode, message, code: typeof error.code === 'string' ? error.code : undefined });
+  }
+  if (json === undefined) throw new Error(`upstream answered ${response.statusCode} with a body that is not JSON`);
+  return json;
+}
+
+function completed(answer: any): ProviderStep {
+  const parts: Produced[] = [];
+  for (const image of Array.isArray(answer?.data) ? answer.data : []) {
+    if (typeof image?.b64_json === 'string') parts.push({ bytes: Buffer.from(image.b64_json, 'base64') });
+    else if (typeof image?.url === 'string') parts.push({ url: image.url });
+  }
+  if (parts.length === 0) throw new UpstreamRejected('upstream_error', 'The upstream answered without an image');
+  const usage = answer.usage;
+  const counted = Number.isInteger(usage?.input_tokens) && Number.isInteger(usage?.output_tokens);
+  return { state: 'completed', result: { images: [{ url: parts }] }, ...(counted ? { usage: { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens } } : {}) };
+}
+
+export class OpenAIImages implements TaskProvider {
+  constructor(private readonly deps: OpenAIImagesDeps) {}
+
+  async submit(call: TaskCall): Promise<ProviderStep> {
+    const { params, channel } = call;
+    const model = call.upstreamModel !== call.task.model ? call.upstreamModel : (OPENAI_IMAGE_MODELS[call.task.model] ?? call.upstreamModel);
+    const connection = this.deps.connection(channel);
+    const urls: string[] = params.image_urls ?? [];
+    if (urls.length === 0) {
+      return completed(await post(`${channel.base_url}/v1/images/generations`, connection, JSON.stringify(imageFields(params, model, false))));
+    }
+    const wanted: [string, string][] = urls.map((url, i) => [`image_urls[${i}]`, url]);
+    if (params.mask_url) wanted.push(['mask_url', params.mask_url]);
+    const files = await fetchReferences(wanted, this.deps.references);
+    const mask = params.mask_url ? files.pop() : undefined;
+    return completed(await post(`${channel.base_url}/v1/images/edits`, connection, editForm(imageFields(params, model, true), files, mask)));
+  }
+
+  // Submit answers with the images: a poll only comes for a task handed over before a crash of an
+  // older version, and there is no upstream task to ask about.
+  async poll(): Promise<ProviderStep> {
+    throw new UpstreamRejected('upstream_error', 'OpenAI image calls have no task to poll');
+  }
+}
