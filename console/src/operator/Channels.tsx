@@ -126,6 +126,10 @@ export function Channels() {
                   </td>
                   <td>
                     <StatusBadge status={channel.status} />
+                    {channel.health.needs_attention && <div className="error">Needs attention: {channel.health.last_error}</div>}
+                    {!channel.health.needs_attention && channel.health.consecutive_failures > 0 && (
+                      <div className="muted">{channel.health.consecutive_failures} failed submits: {channel.health.last_error}</div>
+                    )}
                   </td>
                   <td>
                     <div className="row-actions">
