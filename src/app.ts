@@ -26,6 +26,8 @@ import { upstreamCallbacksRoutes } from './modules/upstream-callbacks/upstream-c
 import { fileSigningSecret } from './blobs/signed-urls.ts';
 import { nativeRoutes } from './modules/text/native.routes.ts';
 import { messagesRoutes } from './modules/messages/messages.routes.ts';
+import { chatRoutes } from './modules/chat/chat.routes.ts';
+import { modelsRoutes } from './modules/models/models.routes.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -146,7 +148,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addHook('onResponse', (request, reply, done) => {
     ctx.metrics.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     if (accessLog) {
-      request.log.info({ reqId: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+      // A Gemini client may send its API key as ?key=: never written to the log.
+      const url = request.url.includes('key=') ? request.url.replace(/([?&]key=)[^&]*/g, '$1[redacted]') : request.url;
+      request.log.info({ reqId: request.id, method: request.method, url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
     }
     done();
   });
@@ -162,6 +166,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'API key' },
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'API key (messages endpoint)' },
+          googApiKey: { type: 'apiKey', in: 'header', name: 'x-goog-api-key', description: 'API key (native text and Gemini surface; also ?key=)' },
           admin: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN (or an operator console session)' },
           consoleSession: { type: 'apiKey', in: 'cookie', name: 'gw_console', description: 'Console session cookie; writes also need the x-csrf-token header' },
         },
@@ -183,6 +188,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(upstreamCallbacksRoutes(ctx, await fileSigningSecret(ctx.db, ctx.config.fileUrlSecret)));
   await app.register(nativeRoutes(ctx));
   await app.register(messagesRoutes(ctx));
+  await app.register(chatRoutes(ctx));
+  await app.register(modelsRoutes(ctx));
   await app.register(sessionRoutes(ctx));
   await app.register(consoleRoutes(ctx));
   await registerConsolePages(app, ctx);

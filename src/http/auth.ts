@@ -15,11 +15,20 @@ declare module 'fastify' {
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-/** SPEC 5: Bearer everywhere; `/v1/messages` takes `x-api-key` (and Bearer, which its SDK also sends). */
+/**
+ * SPEC 5: Bearer everywhere; `/v1/messages` (and `/v1/models`, which the messages SDK lists through)
+ * takes `x-api-key`; the native text routes, as the Gemini API does, `x-goog-api-key` and `?key=`.
+ */
 export function extractKey(request: FastifyRequest): string | undefined {
-  if (request.url.startsWith('/v1/messages')) {
+  const url = request.url;
+  if (url.startsWith('/v1/messages') || url.startsWith('/v1/models')) {
     const header = request.headers['x-api-key'];
     if (typeof header === 'string' && header.trim() !== '') return header.trim();
+  } else if (url.startsWith('/v1beta/') || url.startsWith('/gemini/')) {
+    const header = request.headers['x-goog-api-key'];
+    if (typeof header === 'string' && header.trim() !== '') return header.trim();
+    const query = (request.query as { key?: unknown } | undefined)?.key;
+    if (typeof query === 'string' && query !== '') return query;
   }
   const authorization = request.headers.authorization;
   if (!authorization) return undefined;
@@ -82,7 +91,7 @@ export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preVal
     try {
       const token = extractKey(request);
       if (!token) {
-        const where = request.url.startsWith('/v1/messages') ? 'x-api-key: <key>' : 'Authorization: Bearer <key>';
+        const where = request.url.startsWith('/v1/messages') ? 'x-api-key: <key>' : request.url.startsWith('/gemini/') ? 'x-goog-api-key: <key>' : 'Authorization: Bearer <key>';
         throw unauthorized(`Missing API key: send the header ${where}`);
       }
       const digest = keyDigest(token);

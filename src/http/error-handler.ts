@@ -6,13 +6,16 @@ import { isStoreUnavailable } from '../db/outage.ts';
 import { ApiError, nativeStatus, notFound, payloadTooLarge, serviceUnavailable, typeForStatus, unsupportedMediaType } from './errors.ts';
 
 // The one place where errors become response bodies. Three families share it:
-// standard (SPEC 7.1), native text (SPEC 7.2, `/v1beta/...`) and messages (7.1 plus `"type":"error"`).
+// standard (SPEC 7.1), native text (SPEC 7.2, `/v1beta/...` and the Gemini surface `/gemini/...`),
+// messages (7.1 plus `"type":"error"`, also on `/v1/models`, which the messages SDK reads) and
+// chat completions (7.1 plus the `param` the OpenAI SDK reads).
 export function errorBody(url: string, error: ApiError): unknown {
-  if (url.startsWith('/v1beta/')) {
+  if (url.startsWith('/v1beta/') || url.startsWith('/gemini/')) {
     return { error: { code: error.status, message: error.message, status: nativeStatus(error.status) } };
   }
+  if (url.startsWith('/v1/chat/')) return { error: { code: error.status, message: error.message, type: error.type, param: null } };
   const standard = { error: { code: error.status, message: error.message, type: error.type } };
-  if (url.startsWith('/v1/messages')) return { type: 'error', ...standard };
+  if (url.startsWith('/v1/messages') || url.startsWith('/v1/models')) return { type: 'error', ...standard };
   return standard;
 }
 

@@ -22,7 +22,7 @@ export function fromMessages(body: MessagesRequest): TextRequest {
   };
 }
 
-const STOP_REASON: Record<FinishReason, string> = { stop: 'end_turn', max_tokens: 'max_tokens', stop_sequence: 'stop_sequence' };
+const STOP_REASON: Record<FinishReason, string> = { stop: 'end_turn', max_tokens: 'max_tokens', stop_sequence: 'stop_sequence', tool_calls: 'tool_use' };
 
 export const messageId = () => newId('msg');
 

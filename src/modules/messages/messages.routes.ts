@@ -1,23 +1,38 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { bodyModel, keyGuard } from '../../http/auth.ts';
 import { badGateway, badRequest } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
-import { generateText, streamText, type TextCall } from '../text/text.service.ts';
+import { countPromptTokens, generateText, streamText, type TextCall } from '../text/text.service.ts';
 import { promptTokens } from '../text/tokens.ts';
 import { fromMessages, messageId, messageResponse, streamEvents } from './messages.mapping.ts';
-import { MessagesRequest, MessagesResponse } from './messages.schemas.ts';
+import { CountTokensRequest, MessagesRequest, MessagesResponse } from './messages.schemas.ts';
 
-// SPEC 9: the version header's neutral name and the one value it takes. Clients that send no
-// version header (the vendor SDK sends its own) get this version.
+// SPEC 9: the version header's neutral name and the one value it takes. The vendor's own header,
+// `anthropic-version`, is accepted beside it with any dated version (the messages SDK on npm sends
+// its own date; the answers here are the same for all). No version header: this version.
 const VERSION_HEADER = 'vendor-version';
 const VERSIONS = ['2025-10-01'];
+const DATED = /^\d{4}-\d{2}-\d{2}$/;
 const everyUpstreamFailed = () => badGateway('Every upstream for this model failed');
+
+function checkVersion(request: FastifyRequest): void {
+  const version = request.headers[VERSION_HEADER];
+  if (version !== undefined && !VERSIONS.includes(String(version))) throw badRequest(`${VERSION_HEADER} "${version}" is not supported; use ${VERSIONS.join(', ')}`);
+  const vendor = request.headers['anthropic-version'];
+  if (vendor !== undefined && !DATED.test(String(vendor))) throw badRequest(`anthropic-version "${vendor}" is not a version (YYYY-MM-DD, e.g. 2023-06-01)`);
+}
 
 export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    // The messages SDK reads its `requestID` from this header (x-request-id stays for everyone else).
+    app.addHook('onRequest', (request, reply, done) => {
+      reply.header('request-id', request.id);
+      done();
+    });
     app.post(
       '/v1/messages',
       {
@@ -31,16 +46,31 @@ export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const version = request.headers[VERSION_HEADER];
-        if (version !== undefined && !VERSIONS.includes(String(version))) {
-          throw badRequest(`${VERSION_HEADER} "${version}" is not supported; use ${VERSIONS.join(', ')}`);
-        }
+        checkVersion(request);
         const text = fromMessages(request.body);
         const call: TextCall = { key: request.apiKey!, endpoint: 'messages', requestId: request.id, request: text, allDown: everyUpstreamFailed };
         const id = messageId();
         if (request.body.stream) return stream(ctx, call, id, request, reply);
         const result = await generateText(ctx, call, clientGone(reply));
         return messageResponse(id, request.body.model, result.text, result.finish, result.stopSequence, result.usage);
+      },
+    );
+    app.post(
+      '/v1/messages/count_tokens',
+      {
+        preValidation: keyGuard(ctx, { model: bodyModel() }),
+        schema: {
+          tags: ['text'],
+          summary: "A prompt's input tokens (messages.countTokens()); nothing is charged",
+          security: [{ apiKey: [] }],
+          body: CountTokensRequest,
+          response: { 200: Type.Object({ input_tokens: Type.Integer() }), ...ErrorResponses },
+        },
+      },
+      async (request, reply) => {
+        checkVersion(request);
+        const text = fromMessages({ ...request.body, max_tokens: 1 });
+        return { input_tokens: await countPromptTokens(ctx, text, request.apiKey!, clientGone(reply)) };
       },
     );
   };
@@ -61,7 +91,7 @@ async function stream(ctx: AppContext, call: TextCall, id: string, request: Fast
       if (chunk.type === 'delta') {
         const [name, data] = streamEvents.delta(chunk.text);
         events.send(data, name);
-      } else {
+      } else if (chunk.type === 'end') {
         for (const [name, data] of streamEvents.end(chunk.finish, chunk.stopSequence, chunk.usage.outputTokens)) events.send(data, name);
       }
     }

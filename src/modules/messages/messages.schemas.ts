@@ -12,7 +12,7 @@ const ImageBlock = Type.Object(
 // POST /v1/messages (SPEC 4.8): the messages format, with the optional fields its users expect.
 export const MessagesRequest = Type.Object(
   {
-    model: Type.String({ minLength: 1, maxLength: 200 }),
+    model: Type.String({ minLength: 1, maxLength: 200, examples: ['chatgen-4-haiku'] }),
     max_tokens: Type.Integer({ minimum: 1, maximum: 65536 }),
     messages: Type.Array(
       Type.Object(
@@ -32,6 +32,9 @@ export const MessagesRequest = Type.Object(
   { additionalProperties: true },
 );
 export type MessagesRequest = Static<typeof MessagesRequest>;
+
+// POST /v1/messages/count_tokens: the same prompt, without max_tokens (nothing is generated).
+export const CountTokensRequest = Type.Omit(MessagesRequest, ['max_tokens', 'stream']);
 
 export const MessagesResponse = Type.Object(
   {

@@ -39,7 +39,7 @@ export function fromNative(model: string, body: NativeRequest): TextRequest {
   };
 }
 
-const FINISH: Record<FinishReason, string> = { stop: 'STOP', stop_sequence: 'STOP', max_tokens: 'MAX_TOKENS' };
+const FINISH: Record<FinishReason, string> = { stop: 'STOP', stop_sequence: 'STOP', max_tokens: 'MAX_TOKENS', tool_calls: 'STOP' };
 
 function usageMetadata(request: TextRequest, usage: TextUsage) {
   const images = request.messages.flatMap((m) => m.parts).filter((p) => p.type === 'image').length;

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.ts';
-import { notFound, type ApiError } from '../../http/errors.ts';
+import { badRequest, notFound, type ApiError } from '../../http/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import type { Channel } from '../../db/types.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
@@ -12,7 +12,7 @@ import type { CallSignal } from '../../http/call-signal.ts';
 
 export interface TextCall {
   key: CachedKey;
-  endpoint: 'native' | 'messages';
+  endpoint: 'native' | 'messages' | 'chat-completions';
   requestId: string;
   request: TextRequest;
   /** The error for "every upstream is down": 503 on the native endpoint, 502 on messages. */
@@ -32,15 +32,42 @@ function routes(ctx: AppContext, call: TextCall): Route[] | Promise<Route[]> {
 
 function routesOver(ctx: AppContext, call: TextCall, channels: readonly Channel[]): Route[] {
   const out: Route[] = [];
-  const { model } = call.request;
+  const { model, chatTools } = call.request;
+  let withoutTools = 0;
   for (const channel of channels) {
     const provider = ctx.textProviderFor(channel);
     if (!provider) continue;
+    // Tools and response_format are honoured or refused, never silently dropped.
+    if (chatTools && !provider.takesChatTools) {
+      withoutTools++;
+      continue;
+    }
     const upstream = upstreamModel(channel, model);
     out.push({ provider, request: upstream === model ? call.request : { ...call.request, model: upstream } });
   }
+  if (out.length === 0 && withoutTools > 0) {
+    throw badRequest(`${Object.keys(chatTools!).join(', ')}: no upstream of ${model} takes them (only chat-completions upstreams do)`);
+  }
   if (out.length === 0) throw notFound(`Model ${call.request.model} is not served here`);
   return out;
+}
+
+/**
+ * A prompt's tokens for countTokens / count_tokens: the context-window limit first, then the
+ * upstream's own count where its protocol has one (the Gemini API), else ours. Nothing is charged.
+ */
+export async function countPromptTokens(ctx: AppContext, request: TextRequest, key: CachedKey, signal: CallSignal): Promise<number> {
+  const candidates = await routes(ctx, { key, endpoint: 'native', requestId: '', request, allDown: () => notFound('') });
+  const ours = await sizePrompt(ctx, request);
+  for (const route of candidates) {
+    if (!route.provider.countTokens) break;
+    try {
+      return await route.provider.countTokens(route.request, signal);
+    } catch (err) {
+      if (!(err instanceof TextUpstreamUnavailable)) throw err;
+    }
+  }
+  return ours;
 }
 
 /** One call, failing over to the next channel when an upstream is unavailable. */
@@ -92,7 +119,7 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
       for (let step = first; !step.done; step = await iterator.next()) {
         const chunk = step.value;
         if (chunk.type === 'delta') produced += chunk.text;
-        else usage = chunk.usage;
+        else if (chunk.type === 'end') usage = chunk.usage;
         yield chunk;
       }
       status = usage ? 'ok' : 'aborted';

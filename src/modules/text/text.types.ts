@@ -17,11 +17,17 @@ export interface TextRequest {
   maxTokens: number;
   temperature?: number;
   stopSequences?: string[];
+  topP?: number;
   /** Fields of the caller's format that a same-format upstream receives unchanged. */
   passthrough?: Record<string, unknown>;
+  /**
+   * Chat-completions fields that only an upstream speaking that protocol can honour (tools,
+   * tool_choice, response_format, ...): routed only to providers that declare `takesChatTools`.
+   */
+  chatTools?: Record<string, unknown>;
 }
 
-export type FinishReason = 'stop' | 'max_tokens' | 'stop_sequence';
+export type FinishReason = 'stop' | 'max_tokens' | 'stop_sequence' | 'tool_calls';
 
 export interface TextUsage {
   inputTokens: number;
@@ -36,14 +42,24 @@ export interface TextResult {
   finish: FinishReason;
   stopSequence: string | null;
   usage: TextUsage;
+  /** The upstream's tool calls, in the chat-completions shape (only with `chatTools`). */
+  toolCalls?: unknown[];
 }
 
 /** A streamed piece: text deltas, then one final piece with the finish and the usage. */
-export type TextChunk = { type: 'delta'; text: string } | { type: 'end'; finish: FinishReason; stopSequence: string | null; usage: TextUsage };
+export type TextChunk =
+  | { type: 'delta'; text: string }
+  /** Tool-call deltas of a chat-completions upstream, passed on as they came. */
+  | { type: 'tools'; calls: unknown[] }
+  | { type: 'end'; finish: FinishReason; stopSequence: string | null; usage: TextUsage };
 
 export interface TextProvider {
   generate(request: TextRequest, signal: CallSignal): Promise<TextResult>;
   stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk>;
+  /** The upstream's own count of a prompt (the Gemini API's countTokens), where it has one. */
+  countTokens?(request: TextRequest, signal: CallSignal): Promise<number>;
+  /** Speaks chat-completions tools and response_format (see TextRequest.chatTools). */
+  readonly takesChatTools?: boolean;
 }
 
 /** An upstream that cannot be reached or answered 5xx before the first byte: another channel may try. */

@@ -1,0 +1,62 @@
+import { Type, type Static } from 'typebox';
+
+// POST /v1/chat/completions: the OpenAI chat-completions format (openai@6 ChatCompletionCreateParams).
+// Clients send many optional fields (user, seed, logprobs, ...): the ones listed are read, the rest
+// are accepted and ignored, as every peer gateway does, so unchanged clients keep working.
+
+const TextPart = Type.Object({ type: Type.Literal('text'), text: Type.String() }, { additionalProperties: true });
+const ImagePart = Type.Object(
+  { type: Type.Literal('image_url'), image_url: Type.Object({ url: Type.String(), detail: Type.Optional(Type.String()) }, { additionalProperties: true }) },
+  { additionalProperties: true },
+);
+
+const Message = Type.Object(
+  {
+    role: Type.Union(['system', 'developer', 'user', 'assistant', 'tool'].map((r) => Type.Literal(r))),
+    content: Type.Optional(Type.Union([Type.String(), Type.Null(), Type.Array(Type.Union([TextPart, ImagePart]))])),
+    name: Type.Optional(Type.String()),
+    tool_calls: Type.Optional(Type.Array(Type.Unknown())),
+    tool_call_id: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+export const ChatRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 200, examples: ['textgen-2.5-flash'] }),
+    messages: Type.Array(Message, { minItems: 1, examples: [[{ role: 'user', content: 'Say hello' }]] }),
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
+    max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    stop: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 4 }), Type.Null()])),
+    n: Type.Optional(Type.Integer({ minimum: 1, maximum: 1, description: 'One choice per call' })),
+    stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    stream_options: Type.Optional(Type.Union([Type.Object({ include_usage: Type.Optional(Type.Boolean()) }, { additionalProperties: true }), Type.Null()])),
+    tools: Type.Optional(Type.Array(Type.Unknown(), { description: 'Passed to chat-completions upstreams; 400 where the model has none' })),
+    tool_choice: Type.Optional(Type.Unknown()),
+    parallel_tool_calls: Type.Optional(Type.Boolean()),
+    response_format: Type.Optional(Type.Object({ type: Type.String() }, { additionalProperties: true, description: 'Passed to chat-completions upstreams; 400 where the model has none' })),
+  },
+  { additionalProperties: true },
+);
+export type ChatRequest = Static<typeof ChatRequest>;
+
+export const ChatResponse = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('chat.completion'),
+    created: Type.Integer(),
+    model: Type.String(),
+    choices: Type.Array(
+      Type.Object({
+        index: Type.Integer(),
+        message: Type.Object({ role: Type.Literal('assistant'), content: Type.Union([Type.String(), Type.Null()]), refusal: Type.Null(), tool_calls: Type.Optional(Type.Array(Type.Unknown())) }),
+        finish_reason: Type.String(),
+        logprobs: Type.Null(),
+      }),
+    ),
+    usage: Type.Object({ prompt_tokens: Type.Integer(), completion_tokens: Type.Integer(), total_tokens: Type.Integer() }),
+  },
+  { $id: 'ChatCompletion' },
+);
