@@ -1,5 +1,5 @@
-import type { LookupFunction } from 'node:net';
-import { Agent } from 'undici';
+import { isIP, type LookupFunction } from 'node:net';
+import { Agent, buildConnector } from 'undici';
 import { checkAddress } from './address-rules.ts';
 import type { Resolver } from './target.ts';
 
@@ -23,5 +23,16 @@ export function safeDispatcher(resolve: Resolver, allowPrivate: boolean, timeout
       (err) => callback(err, '', 4),
     );
   };
-  return new Agent({ connect: { lookup, timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 4000 });
+  // A host written as an address is never looked up, so the lookup above cannot see it: it is
+  // checked here before the connection is made (a caller's http://127.0.0.1/ or metadata address).
+  const connectChecked = buildConnector({ lookup, timeout: timeoutMs });
+  const connect: buildConnector.connector = (options, callback) => {
+    const host = options.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host)) {
+      const verdict = checkAddress(host, allowPrivate);
+      if (!verdict.ok) return callback(Object.assign(new Error(`refused: ${verdict.reason}`), { code: 'EREFUSED' }), null);
+    }
+    return connectChecked(options, callback);
+  };
+  return new Agent({ connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 4000 });
 }
