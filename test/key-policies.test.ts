@@ -28,6 +28,7 @@ const CALLS: Call[] = [
   { family: 'avatars', send: post('/v1/seedance2/private-avatar', { group: { name: 'g' }, url: 'https://example.com/a.png', name: 'a' }) },
   { family: 'native', send: post('/v1beta/models/textgen-2.5-pro:generateContent', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }) },
   { family: 'messages', send: post('/v1/messages', { model: 'chatgen-4-haiku', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }) },
+  { family: 'chat-completions', send: post('/v1/chat/completions', { model: 'chatgen-4-haiku', messages: [{ role: 'user', content: 'hi' }] }) },
 ];
 const BALANCE: Call = { family: 'balance', send: (headers, remoteAddress) => t.app.inject({ method: 'GET', url: '/v1/balance', headers, remoteAddress }) };
 
@@ -71,7 +72,19 @@ describe(`models [${backendName}]`, () => {
     expect((await post('/v1beta/models/textgen-2.5-flash:generateContent', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] })(account.auth)).statusCode).toBe(200);
     const message = await post('/v1/messages', { model: 'chatgen-4-sonnet', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] })({ 'x-api-key': account.key });
     expect(message.statusCode).toBe(200);
+    expect((await post('/v1/chat/completions', { model: 'chatgen-4-sonnet', messages: [{ role: 'user', content: 'hi' }] })(account.auth)).statusCode).toBe(200);
     expect((await BALANCE.send(account.auth)).json()).toMatchObject({ success: true });
+  });
+
+  it('GET /v1/models lists only the models the key may use; a model outside is 403 there too', async () => {
+    const account = await keyWith({ models: ['imggen-2-ext', 'chatgen-4-sonnet'] });
+    const listed = await t.app.inject({ method: 'GET', url: '/v1/models', headers: account.auth });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json().data.map((m: { id: string }) => m.id).sort()).toEqual(['chatgen-4-sonnet', 'imggen-2']);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/models/chatgen-4-sonnet', headers: account.auth })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/models/vidgen-2.0', headers: account.auth })).statusCode).toBe(403);
+    const all = await t.app.inject({ method: 'GET', url: '/v1/models', headers: (await seedAccount(t.ctx, 1)).auth });
+    expect(all.json().data.length).toBeGreaterThan(10);
   });
 
   it('an empty list lifts the limit', async () => {
