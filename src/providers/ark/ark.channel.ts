@@ -5,6 +5,7 @@ import { arkCall } from './ark.http.ts';
 import { ARK_IMAGE_MODELS, ArkImages } from './ark.images.ts';
 import { ArkProvider } from './ark.provider.ts';
 import { arkVideo } from './ark.video-setup.ts';
+import { arkAvatar } from './ark.avatar-setup.ts';
 
 // ModelArk (BytePlus / Volcengine Ark). The channel's secret is the API key (Bearer) for the data
 // plane; the asset library (avatar review) is a signed OpenAPI with its own access keys, below.
@@ -18,7 +19,7 @@ const text = (title: string, description: string) => Type.Optional(Type.String({
 export const arkChannel: ChannelTypeEntry = {
   type: 'ark',
   summary: 'ModelArk (Seedream images, Seedance videos) with its API key as Bearer secret; asset-library keys in options',
-  serves: ['image', 'video'],
+  serves: ['image', 'video', 'avatar'],
   baseUrl: 'required',
   options: Options({
     response_format: Type.Optional(
@@ -35,6 +36,7 @@ export const arkChannel: ChannelTypeEntry = {
   taskProvider: ({ config, pricing, db, upstreamCallbackUrl }) =>
     new ArkProvider({
       video: arkVideo(config, db, upstreamCallbackUrl),
+      avatar: arkAvatar(config, pricing, db),
       image: new ArkImages({ pricing, timeoutMs: (options) => (options.timeout_seconds ? options.timeout_seconds * 1000 : Math.max(IMAGE_CALL_MS, config.upstreamTimeoutMs)) }),
     }),
   // ModelArk has no free call to ask: an image request without its prompt is refused for the missing

@@ -4,6 +4,7 @@ import { createHash, createHmac } from 'node:crypto';
 // vendor's own SDK computes it (volcengine-python-sdk, volcenginesdkcore/signv4.py): signed headers
 // are Content-Type, Host and every X-* header; the key is derived from the secret key without a prefix
 // (date -> region -> service -> "request"); the scope is <yyyymmdd>/<region>/<service>/request.
+// test/ark-avatar.test.ts checks it against a signature computed by that SDK file itself.
 
 export interface Credentials {
   accessKeyId: string;
@@ -40,7 +41,9 @@ export const xDate = (now: Date) => now.toISOString().replace(/[-:]/g, '').repla
 export function signRequest(credentials: Credentials, input: SignInput): Record<string, string> {
   const date = xDate(input.now ?? new Date());
   const bodyHash = sha256Hex(input.body);
-  const headers: Record<string, string> = { ...input.headers, Host: input.url.host, 'X-Date': date, 'X-Content-Sha256': bodyHash };
+  // As the SDK does: the Host header drops a port of 80 or 443.
+  const host = input.url.host.replace(/:(80|443)$/, '');
+  const headers: Record<string, string> = { ...input.headers, Host: host, 'X-Date': date, 'X-Content-Sha256': bodyHash };
   const signed = new Map<string, string>();
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
