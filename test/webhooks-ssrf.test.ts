@@ -58,14 +58,14 @@ describe(`SSRF: refused callback addresses make no connection [${backendName}]`,
   });
 
   it.each(['http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data', 'http://100.64.0.1/', 'http://8.8.8.8:8080/', 'ftp://8.8.8.8/', 'https://gateway.example.com/hook', 'https://api.gateway.example.com/', 'http://user:pw@8.8.8.8/'])(
-    '%s is dropped at submit: no delivery job, no attempt',
+    '%s is dropped at submit: no delivery job, no request, one refused record with the reason',
     async (url) => {
       const taskId = await submitAndSettle(strict, url);
       const task = await strict.ctx.db.selectFrom('tasks').select('webhook').where('id', '=', taskId).executeTakeFirstOrThrow();
       expect(task.webhook).toBeNull();
       expect(await strict.ctx.db.selectFrom('jobs').select('id').where('task_id', '=', taskId).where('kind', '=', 'deliver').execute()).toEqual([]);
       const deliveries = await strict.app.inject({ method: 'GET', url: `/admin/tasks/${taskId}/deliveries`, headers: adminHeaders });
-      expect(deliveries.json().data).toEqual([]);
+      expect(deliveries.json().data).toEqual([expect.objectContaining({ outcome: 'refused', status_code: null, error: expect.any(String) })]);
     },
   );
 

@@ -149,7 +149,7 @@ export interface WebhookAttemptsTable {
   status_code: number | null;
   error: string | null;
   duration_ms: number;
-  /** delivered | retry | dropped | failed */
+  /** delivered | retry | dropped | failed | refused (address rules, at submit or at a connection) */
   outcome: string;
 }
 

@@ -7,7 +7,7 @@ import { normalizeAvatarRequest } from '../catalog/avatar-rules.ts';
 import { AVATAR_REVIEW_MODEL } from '../catalog/models.ts';
 import { writeSubmits } from '../tasks/submit-batcher.ts';
 import { asPaymentError, newTask } from '../tasks/tasks.service.ts';
-import { acceptWebhook } from '../webhooks/accept.ts';
+import { acceptWebhook, recordRefusal } from '../webhooks/accept.ts';
 import type { AvatarReceipt, AvatarRequest } from './avatars.schemas.ts';
 import { getAssets, getGroup, insertAssets, insertGroup } from './avatars.repo.ts';
 
@@ -27,13 +27,14 @@ export async function submitAvatar(ctx: AppContext, key: CachedKey, body: Avatar
   const now = Date.now();
   const groupId = submission.groupId ?? newId('grp');
   const assets = submission.assets.map((a) => ({ asset_id: newId('as'), name: a.name, url: a.url }));
+  const webhook = await acceptWebhook(ctx, body.webhook);
   const task = newTask({
     key,
     kind: 'avatar',
     model: AVATAR_REVIEW_MODEL,
     params: { model: AVATAR_REVIEW_MODEL, group_id: groupId, project_name: submission.projectName, asset_type: submission.assetType, assets },
     holdUnits: ctx.pricing.perAssetUnits(AVATAR_REVIEW_MODEL) * assets.length,
-    webhook: await acceptWebhook(ctx, body.webhook),
+    webhook: webhook.target,
     deadlineMs: ctx.config.deadlineMs.avatar,
     initialStatus: 'processing',
   });
@@ -54,6 +55,7 @@ export async function submitAvatar(ctx: AppContext, key: CachedKey, body: Avatar
     throw asPaymentError(err);
   }
   ctx.quotas.changed([key.id]);
+  recordRefusal(ctx, task.id, webhook);
   ctx.wakeWorkers();
   return { code: 200, data: { id: task.id, object: 'vidgen.avatar.asset.task', status: 'processing', progress: 10, model: AVATAR_REVIEW_MODEL, group_id: groupId } };
 }

@@ -3,7 +3,7 @@ import type { TaskKind } from '../../db/types.ts';
 import { serviceUnavailable } from '../../http/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import type { SubmitReceipt } from '../images/images.schemas.ts';
-import { acceptWebhook } from '../webhooks/accept.ts';
+import { acceptWebhook, recordRefusal } from '../webhooks/accept.ts';
 import { submitTask } from './tasks.service.ts';
 
 export interface Generation {
@@ -17,15 +17,17 @@ export interface Generation {
 export async function submitGeneration(ctx: AppContext, key: CachedKey, generation: Generation): Promise<SubmitReceipt> {
   const { model } = generation.params;
   if (!(await ctx.channels.pick(model))) throw serviceUnavailable(`No upstream serves ${model} right now`);
+  const webhook = await acceptWebhook(ctx, generation.webhook);
   const task = await submitTask(ctx.submits, {
     key,
     kind: generation.kind,
     model,
     params: { ...generation.params },
     holdUnits: generation.holdUnits,
-    webhook: await acceptWebhook(ctx, generation.webhook),
+    webhook: webhook.target,
     deadlineMs: ctx.config.deadlineMs[generation.kind],
   });
+  recordRefusal(ctx, task.id, webhook);
   ctx.wakeWorkers();
   return { code: 200, data: [{ status: 'submitted', task_id: task.id }] };
 }
