@@ -142,3 +142,36 @@ describe(`large prompts that can be paid are served [${backendName}]`, () => {
     expect(res.json().usage.input_tokens).toBeGreaterThan(3);
   });
 });
+
+describe(`the other text surfaces obey the same limits [${backendName}]`, () => {
+  const chat = (text: string) => ({ model: 'chatgen-4-sonnet', max_tokens: 64, messages: [{ role: 'user', content: text }] });
+  const chatError = (status: number, type: string) => ({ error: { code: status, message: expect.any(String), type, param: null } });
+
+  it('/v1/chat/completions: a $0 account is a 402 and a prompt past the window a 400, in the OpenAI-style envelope', async () => {
+    const broke = await seedAccount(t.ctx, 0);
+    const refused = await watched('/v1/chat/completions', broke.auth, chat(HUGE));
+    expect(refused.res.json()).toEqual(chatError(402, 'payment_required'));
+    expect(refused.stallMs).toBeLessThan(1000);
+    const account = await seedAccount(t.ctx, 100);
+    const tooLong = await watched('/v1/chat/completions', account.auth, chat(OVER_SONNET));
+    expect(tooLong.res.json()).toEqual(chatError(400, 'invalid_request_error'));
+    expect(tooLong.stallMs).toBeLessThan(1000);
+  });
+
+  it('/gemini/v1beta/models/...:countTokens past the window: 400 in the native envelope', async () => {
+    const account = await seedAccount(t.ctx, 1);
+    const { res, stallMs } = await watched('/gemini/v1beta/models/chatgen-4-sonnet:countTokens', { 'x-goog-api-key': account.key }, native(OVER_SONNET));
+    expect(res.json()).toEqual(nativeError(400, 'INVALID_ARGUMENT'));
+    expect(stallMs).toBeLessThan(1000);
+  });
+
+  it('/v1/messages/count_tokens: 400 past the window in the messages envelope; within it, counted off the loop', async () => {
+    const account = await seedAccount(t.ctx, 0);
+    const over = await watched('/v1/messages/count_tokens', { 'x-api-key': account.key }, { model: 'chatgen-4-sonnet', messages: [{ role: 'user', content: OVER_SONNET }] });
+    expect(over.res.json()).toEqual(messagesError(400, 'invalid_request_error'));
+    expect(over.stallMs).toBeLessThan(1000);
+    const within = await watched('/v1/messages/count_tokens', { 'x-api-key': account.key }, { model: 'textgen-2.5-pro', messages: [{ role: 'user', content: HUGE_TOO }] });
+    expect(within.res.json()).toEqual({ input_tokens: countText(HUGE_TOO) });
+    expect(within.stallMs).toBeLessThan(1000);
+  });
+});
