@@ -18,6 +18,7 @@ export function fromMessages(body: MessagesRequest): TextRequest {
     })),
     maxTokens: body.max_tokens,
     temperature: body.temperature,
+    topP: body.top_p,
     stopSequences: body.stop_sequences,
   };
 }

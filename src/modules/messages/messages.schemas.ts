@@ -26,6 +26,7 @@ export const MessagesRequest = Type.Object(
     ),
     system: Type.Optional(Type.Union([Type.String(), Type.Array(TextBlock)])),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     stop_sequences: Type.Optional(Type.Array(Type.String(), { maxItems: 8 })),
     stream: Type.Optional(Type.Boolean()),
   },

@@ -9,27 +9,36 @@ import type { Channel } from '../../db/types.ts';
 // are translated both ways. The channel's secret goes upstream and nowhere else.
 
 function toChat(request: TextRequest, stream: boolean) {
-  const messages: unknown[] = request.system ? [{ role: 'system', content: request.system }] : [];
-  for (const message of request.messages) {
-    const onlyText = message.parts.every((p) => p.type === 'text');
-    messages.push({
-      role: message.role,
-      content: onlyText
-        ? message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
-        : message.parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: `data:${p.mediaType};base64,${p.data}` } })),
-    });
+  const passthrough = request.passthrough ?? {};
+  // A caller that spoke chat completions itself: its messages (tool turns, names) go as they came.
+  const messages: unknown[] = Array.isArray(passthrough.chatMessages) ? passthrough.chatMessages : request.system ? [{ role: 'system', content: request.system }] : [];
+  if (!Array.isArray(passthrough.chatMessages)) {
+    for (const message of request.messages) {
+      const onlyText = message.parts.every((p) => p.type === 'text');
+      messages.push({
+        role: message.role,
+        content: onlyText
+          ? message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
+          : message.parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: `data:${p.mediaType};base64,${p.data}` } })),
+      });
+    }
   }
+  const tools = { ...request.chatTools };
+  delete tools['tool messages'];
   return {
+    ...(passthrough.chatFields as object | undefined),
+    ...tools,
     model: request.model,
     messages,
     max_tokens: request.maxTokens,
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.topP !== undefined ? { top_p: request.topP } : {}),
     ...(request.stopSequences?.length ? { stop: request.stopSequences } : {}),
     ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
   };
 }
 
-const finishOf = (reason: unknown): FinishReason => (reason === 'length' ? 'max_tokens' : 'stop');
+const finishOf = (reason: unknown): FinishReason => (reason === 'length' ? 'max_tokens' : reason === 'tool_calls' ? 'tool_calls' : 'stop');
 
 export async function clientError(statusCode: number, body: { text(): string | Promise<string> }): Promise<never> {
   let message = `upstream answered ${statusCode}`;
@@ -45,6 +54,8 @@ export async function clientError(statusCode: number, body: { text(): string | P
 }
 
 export class ChatCompletionsText extends UpstreamText {
+  readonly takesChatTools = true;
+
   constructor(channel: Channel, timeoutMs: number, extraHeaders: Record<string, string> = {}) {
     super(channel, timeoutMs, { ...extraHeaders, ...(channel.secret ? { authorization: `Bearer ${channel.secret}` } : {}) });
   }
@@ -55,8 +66,10 @@ export class ChatCompletionsText extends UpstreamText {
     const json = response.json() as any;
     const choice = json?.choices?.[0];
     const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
+    const toolCalls = Array.isArray(choice?.message?.tool_calls) ? (choice.message.tool_calls as unknown[]) : undefined;
     return {
       text,
+      ...(toolCalls ? { toolCalls } : {}),
       finish: finishOf(choice?.finish_reason),
       stopSequence: null,
       usage: {
@@ -81,7 +94,9 @@ export class ChatCompletionsText extends UpstreamText {
         produced += delta;
         yield { type: 'delta', text: delta };
       }
+      if (Array.isArray(choice?.delta?.tool_calls)) yield { type: 'tools', calls: choice.delta.tool_calls };
       if (choice?.finish_reason) finish = finishOf(choice.finish_reason);
+      if (json?.error) throw badGateway(`upstream stream failed: ${String(json.error.message ?? 'error')}`);
       if (json?.usage) usage = { inputTokens: json.usage.prompt_tokens, outputTokens: json.usage.completion_tokens };
     }
     yield { type: 'end', finish, stopSequence: null, usage: usage ?? { inputTokens: promptTokens(request), outputTokens: textTokens(produced) } };

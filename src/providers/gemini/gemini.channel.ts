@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
 import { safeDispatcher } from '../../modules/webhooks/safe-dispatcher.ts';
 import { checkTarget, systemResolver } from '../../modules/webhooks/target.ts';
-import { ExtraHeaders, Options, type ChannelTypeEntry } from '../channel-type.ts';
+import { ExtraHeaders, extraHeaders, Options, type ChannelTypeEntry } from '../channel-type.ts';
 import { geminiCall, modelPath } from './gemini.http.ts';
 import { GEMINI_IMAGE_MODELS, GeminiImages } from './gemini.images.ts';
+import { GeminiText } from './gemini.text.ts';
 
 // An image is made within one call, and the image models take minutes at busy times: one call
 // waits this long unless the channel says otherwise (UPSTREAM_TIMEOUT_MS when that is longer).
@@ -15,10 +16,11 @@ export const TimeoutSeconds = Type.Optional(
 
 export const geminiChannel: ChannelTypeEntry = {
   type: 'gemini',
-  summary: 'the Gemini API: generateContent with image output (x-goog-api-key secret)',
-  serves: ['image'],
+  summary: 'the Gemini API (x-goog-api-key secret): text through generateContent, streamGenerateContent and countTokens; images through generateContent with image output',
+  serves: ['image', 'text'],
   baseUrl: 'required',
   options: Options({ timeout_seconds: TimeoutSeconds, headers: Type.Optional(ExtraHeaders) }),
+  textProvider: (channel, options, config) => new GeminiText(channel, config.upstreamTimeoutMs, extraHeaders(options)),
   taskProvider: ({ config }) =>
     new GeminiImages({
       referenceDispatcher: safeDispatcher(systemResolver, config.files.fetchAllowPrivate, config.upstreamTimeoutMs),
@@ -32,6 +34,8 @@ export const geminiChannel: ChannelTypeEntry = {
     }),
   // A free call that proves the URL, the key and the model mapping: the model's own description.
   async test(probe) {
+    const answered = await probe.text();
+    if (answered) return answered;
     const models = JSON.parse(probe.channel.models) as string[];
     const ours = models.find((m) => m in GEMINI_IMAGE_MODELS) ?? 'imgflash-3.1-preview';
     const mapped = (JSON.parse(probe.channel.model_mapping) as Record<string, string>)[ours] ?? ours;

@@ -1,13 +1,17 @@
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
 import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
+import { badGateway } from '../../http/errors.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
 
-// An upstream that speaks the messages format itself: the request goes through nearly unchanged.
+// An upstream that speaks the messages format itself (POST /v1/messages), with the headers the
+// vendor's API requires: the key in `x-api-key` and `anthropic-version: 2023-06-01`. The request goes
+// through nearly unchanged; usage comes from message_start and message_delta.
 
 const FINISH: Record<string, FinishReason> = { end_turn: 'stop', stop_sequence: 'stop_sequence', max_tokens: 'max_tokens' };
+export const API_VERSION = '2023-06-01';
 
 function toMessages(request: TextRequest, stream: boolean) {
   return {
@@ -19,6 +23,7 @@ function toMessages(request: TextRequest, stream: boolean) {
       content: m.parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image', source: { type: 'base64', media_type: p.mediaType, data: p.data } })),
     })),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.topP !== undefined ? { top_p: request.topP } : {}),
     ...(request.stopSequences?.length ? { stop_sequences: request.stopSequences } : {}),
     ...(stream ? { stream: true } : {}),
   };
@@ -26,7 +31,7 @@ function toMessages(request: TextRequest, stream: boolean) {
 
 export class MessagesText extends UpstreamText {
   constructor(channel: Channel, timeoutMs: number, extraHeaders: Record<string, string> = {}) {
-    super(channel, timeoutMs, { ...extraHeaders, 'vendor-version': '2025-10-01', ...(channel.secret ? { 'x-api-key': channel.secret } : {}) });
+    super(channel, timeoutMs, { ...extraHeaders, 'anthropic-version': API_VERSION, ...(channel.secret ? { 'x-api-key': channel.secret } : {}) });
   }
 
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
@@ -52,6 +57,7 @@ export class MessagesText extends UpstreamText {
     let stopSequence: string | null = null;
     for await (const data of sseData(response.body)) {
       const event = JSON.parse(data);
+      if (event.type === 'error') throw badGateway(`upstream stream failed: ${String(event.error?.message ?? 'error')}`);
       if (event.type === 'message_start') inputTokens = event.message?.usage?.input_tokens;
       if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta') {
         produced += event.delta.text;

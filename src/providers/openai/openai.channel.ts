@@ -5,8 +5,9 @@ import { systemResolver } from '../../modules/webhooks/target.ts';
 import { safeDispatcher } from '../../modules/webhooks/safe-dispatcher.ts';
 import { ExtraHeaders, extraHeaders, Options, type ChannelTypeEntry } from '../channel-type.ts';
 import { IMAGE_TIMEOUT_MS, OPENAI_IMAGE_MODELS, OpenAIImages } from './openai.images.ts';
+import { OpenAIText } from './openai.text.ts';
 
-// The OpenAI API. Images now (imggen-2-official, imggen-2); text joins later as the `textProvider`.
+// The OpenAI API: images (imggen-2-official, imggen-2) and text through /v1/chat/completions.
 
 const Name = (title: string, header: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, title, description: `Sent as the ${header} header` }));
 
@@ -24,8 +25,8 @@ const optionsOf = (channel: Channel) => JSON.parse(channel.options || '{}') as R
 
 export const openaiChannel: ChannelTypeEntry = {
   type: 'openai',
-  summary: `the OpenAI API (Bearer secret): images through /v1/images/generations and /v1/images/edits (default models: ${Object.entries(OPENAI_IMAGE_MODELS).map(([ours, theirs]) => `${ours} -> ${theirs}`).join(', ')})`,
-  serves: ['image'],
+  summary: `the OpenAI API (Bearer secret): text through /v1/chat/completions, images through /v1/images/generations and /v1/images/edits (default models: ${Object.entries(OPENAI_IMAGE_MODELS).map(([ours, theirs]) => `${ours} -> ${theirs}`).join(', ')})`,
+  serves: ['image', 'text'],
   baseUrl: 'required',
   options: Options({
     organization: Name('Organization', 'OpenAI-Organization'),
@@ -33,6 +34,7 @@ export const openaiChannel: ChannelTypeEntry = {
     image_timeout_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 900, title: 'Image timeout (s)', description: `How long one image call may take (default ${IMAGE_TIMEOUT_MS / 1000})` })),
     headers: Type.Optional(ExtraHeaders),
   }),
+  textProvider: (channel, options, config) => new OpenAIText(channel, config.upstreamTimeoutMs, headersOf(channel, options)),
   taskProvider: ({ config }) =>
     new OpenAIImages({
       connection(channel) {

@@ -1,0 +1,129 @@
+import type { Channel } from '../../db/types.ts';
+import { badGateway, badRequest } from '../../http/errors.ts';
+import type { CallSignal } from '../../http/call-signal.ts';
+import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
+import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
+import { sseData, UpstreamText } from '../upstream-http.ts';
+import { modelPath } from './gemini.http.ts';
+
+// Text on the Gemini API as @google/genai calls it: POST /v1beta/models/{m}:generateContent,
+// :streamGenerateContent?alt=sse and :countTokens, the key in `x-goog-api-key`, bare answers (not
+// wrapped). A native caller's generationConfig, safetySettings and systemInstruction pass through.
+
+function contents(request: TextRequest) {
+  return request.messages.map((m) => ({
+    role: m.role === 'assistant' ? 'model' : 'user',
+    parts: m.parts.map((p) => (p.type === 'text' ? { text: p.text } : { inlineData: { mimeType: p.mediaType, data: p.data } })),
+  }));
+}
+
+const systemOf = (request: TextRequest) => request.passthrough?.systemInstruction ?? (request.system ? { parts: [{ text: request.system }] } : undefined);
+
+function toGemini(request: TextRequest) {
+  const passthrough = request.passthrough ?? {};
+  const system = systemOf(request);
+  return {
+    contents: contents(request),
+    ...(system ? { systemInstruction: system } : {}),
+    generationConfig: {
+      ...(passthrough.generationConfig as object | undefined),
+      maxOutputTokens: request.maxTokens,
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.topP !== undefined ? { topP: request.topP } : {}),
+      ...(request.stopSequences?.length ? { stopSequences: request.stopSequences } : {}),
+    },
+    ...(passthrough.safetySettings ? { safetySettings: passthrough.safetySettings } : {}),
+  };
+}
+
+/**
+ * The Gemini API ends its events with CRLF pairs (as @google/genai expects: it splits on \r\n\r\n
+ * too); lines are normalized to LF for the SSE reader, and bytes decoded as a stream, so a character
+ * split between two network chunks is not broken.
+ */
+async function* lineFeeds(body: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let carry = '';
+  for await (const chunk of body) {
+    let text = carry + (typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+    carry = text.endsWith('\r') ? '\r' : '';
+    if (carry) text = text.slice(0, -1);
+    yield text.replace(/\r\n?/g, '\n');
+  }
+  if (carry) yield '\n';
+}
+
+const finishOf = (reason: unknown): FinishReason => (reason === 'MAX_TOKENS' ? 'max_tokens' : 'stop');
+const textOf = (data: any) => ((data?.candidates?.[0]?.content?.parts ?? []) as { text?: string; thought?: boolean }[]).filter((p) => !p.thought).map((p) => p.text ?? '').join('');
+
+/** A refusal: the caller's mistake is theirs (400/404); a refused key is the channel's, never shown. */
+async function refusal(statusCode: number, body: { text(): string | Promise<string> }): Promise<never> {
+  let error: any;
+  try {
+    error = JSON.parse(await body.text())?.error;
+  } catch {
+    // not JSON: only the status is known
+  }
+  const keyRefused = statusCode === 401 || statusCode === 403 || (Array.isArray(error?.details) && error.details.some((d: any) => d?.reason === 'API_KEY_INVALID'));
+  if (!keyRefused && (statusCode === 400 || statusCode === 404)) throw badRequest(`upstream: ${typeof error?.message === 'string' ? error.message : `answered ${statusCode}`}`);
+  throw badGateway(`upstream refused the call (${statusCode})`);
+}
+
+export class GeminiText extends UpstreamText {
+  constructor(channel: Channel, timeoutMs: number, extraHeaders: Record<string, string> = {}) {
+    super(channel, timeoutMs, { ...extraHeaders, 'x-goog-api-key': channel.secret ?? '' });
+  }
+
+  private pathOf(request: TextRequest, method: string): string {
+    return `/v1beta${modelPath(request.model)}:${method}`;
+  }
+
+  async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
+    const response = await this.postWhole(this.pathOf(request, 'generateContent'), toGemini(request), signal);
+    if (response.statusCode >= 400) return refusal(response.statusCode, response);
+    const data = response.json() as any;
+    const text = textOf(data);
+    return {
+      text,
+      finish: finishOf(data?.candidates?.[0]?.finishReason),
+      stopSequence: null,
+      usage: {
+        inputTokens: data?.usageMetadata?.promptTokenCount ?? promptTokens(request),
+        // Thinking is billed as output, as the Gemini API bills it.
+        outputTokens: (data?.usageMetadata?.candidatesTokenCount ?? textTokens(text)) + (data?.usageMetadata?.thoughtsTokenCount ?? 0),
+      },
+    };
+  }
+
+  async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
+    const response = await this.post(this.pathOf(request, 'streamGenerateContent?alt=sse'), toGemini(request), signal);
+    if (response.statusCode >= 400) return refusal(response.statusCode, response.body);
+    let produced = '';
+    let finish: FinishReason = 'stop';
+    let usage: { inputTokens: number; outputTokens: number } | undefined;
+    for await (const raw of sseData(lineFeeds(response.body))) {
+      const data = JSON.parse(raw);
+      if (data?.error) throw badGateway(`upstream stream failed: ${String(data.error.message ?? 'error')}`);
+      const text = textOf(data);
+      if (text) {
+        produced += text;
+        yield { type: 'delta', text };
+      }
+      if (data?.candidates?.[0]?.finishReason) finish = finishOf(data.candidates[0].finishReason);
+      const meta = data?.usageMetadata;
+      if (meta?.promptTokenCount !== undefined) usage = { inputTokens: meta.promptTokenCount, outputTokens: (meta.candidatesTokenCount ?? 0) + (meta.thoughtsTokenCount ?? 0) };
+    }
+    yield { type: 'end', finish, stopSequence: null, usage: usage ?? { inputTokens: promptTokens(request), outputTokens: textTokens(produced) } };
+  }
+
+  /** The Gemini API's own count; a system instruction needs the generateContentRequest form. */
+  async countTokens(request: TextRequest, signal: CallSignal): Promise<number> {
+    const system = systemOf(request);
+    const body = system ? { generateContentRequest: { model: `models/${request.model.replace(/^models\//, '')}`, contents: contents(request), systemInstruction: system } } : { contents: contents(request) };
+    const response = await this.postWhole(this.pathOf(request, 'countTokens'), body, signal);
+    if (response.statusCode >= 400) return refusal(response.statusCode, response);
+    const total = (response.json() as any)?.totalTokens;
+    if (typeof total !== 'number') throw badGateway('upstream countTokens answered without totalTokens');
+    return total;
+  }
+}
