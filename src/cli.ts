@@ -16,6 +16,9 @@ import { CreateChannelBody, UpdateChannelBody } from './modules/channels/channel
 import { CHANNEL_TYPES, CHANNEL_TYPE_NAMES } from './providers/registry.ts';
 import { secretFields } from './providers/channel-type.ts';
 import { knownType } from './modules/channels/channel-options.ts';
+import { getTask } from './modules/tasks/tasks.repo.ts';
+import { redeliver } from './modules/webhooks/redeliver.ts';
+import { listAttempts, rotateSigningSecret, signingSecret } from './modules/webhooks/webhooks.repo.ts';
 
 /** The channel types and their --options, from the registry. */
 const CHANNEL_TYPES_HELP = CHANNEL_TYPES.map((entry) => {
@@ -35,6 +38,8 @@ const USAGE = `gateway <command> [options]   (every command prints JSON)
   users console-login ID --email E [--password P]
                                           set the account's console sign-in (a password is
                                           generated and printed once when none is given)
+  users webhook-secret ID [--rotate]      the account's callback signing secret (--rotate
+                                          replaces it; later callbacks use the new one)
   keys create --user ID [--name NAME] (--quota N | --unlimited) [--rpm N] [policy]
                                           create a key; its secret is printed once
   keys list --user ID                     list an account's keys
@@ -51,7 +56,11 @@ ${CHANNEL_TYPES_HELP}
   channels list                           list upstream channels (secrets never shown)
   channels update ID [same options as create] [--status enabled|disabled]
   channels delete ID                      remove a channel
+  tasks deliveries ID                     a task's callback attempts (refused addresses too)
+  tasks redeliver ID                      push a finished task's callback again (a new round)
   ledger audit                            recompute every balance from the ledger
+
+Numbers may be negative: --priority -5 (or --priority=-5).
 
 Configuration comes from the environment (see README), e.g. DATABASE_URL.`;
 
@@ -76,6 +85,7 @@ const OPTIONS = {
   password: { type: 'string' },
   'allowed-ips': { type: 'string' },
   'expires-at': { type: 'string' },
+  rotate: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -179,6 +189,19 @@ async function run(ctx: AppContext, words: string[], v: Values): Promise<unknown
       return channels.changeChannel(ctx.db, need('ID', id), checked(UpdateChannelBody, { ...channelInput(v), status: v.status }));
     case 'channels delete':
       return channels.removeChannel(ctx.db, need('ID', id));
+    case 'users webhook-secret': {
+      const userId = need('ID', id);
+      const secret = v.rotate ? await rotateSigningSecret(ctx.db, userId) : await signingSecret(ctx.db, userId);
+      if (!secret) throw new ApiError(404, 'not_found_error', `No user ${userId}`);
+      return { user_id: userId, secret };
+    }
+    case 'tasks deliveries': {
+      const taskId = need('ID', id);
+      if (!(await getTask(ctx.db, taskId))) throw new ApiError(404, 'not_found_error', `No task ${taskId}`);
+      return listAttempts(ctx.db, taskId);
+    }
+    case 'tasks redeliver':
+      return redeliver(ctx, need('ID', id));
     case 'ledger audit': {
       const mismatches = await auditLedger(ctx.db);
       return { balanced: mismatches.length === 0, mismatches };
@@ -187,10 +210,28 @@ async function run(ctx: AppContext, words: string[], v: Values): Promise<unknown
   throw new ApiError(400, 'invalid_request_error', `unknown command "${words.join(' ')}"\n\n${USAGE}`);
 }
 
+/**
+ * `--priority -5`: parseArgs takes a value that starts with a dash for a forgotten value and refuses
+ * it as ambiguous; a negative number after an option that takes a value is that option's value.
+ */
+function withNegativeValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i]!.startsWith('--') ? argv[i]!.slice(2) : undefined;
+    const next = argv[i + 1];
+    const takesValue = name !== undefined && (OPTIONS as Record<string, { type: string }>)[name]?.type === 'string';
+    if (takesValue && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${argv[i]}=${next}`);
+      i++;
+    } else out.push(argv[i]!);
+  }
+  return out;
+}
+
 export async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: withNegativeValues(argv), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     console.error(JSON.stringify({ error: { code: 400, message, type: 'invalid_request_error' } }, null, 2));

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendName, freshDatabase, type TestDatabase } from './harness.ts';
+import { backendName, createTestApp, freshDatabase, seedAccount, type TestDatabase } from './harness.ts';
+import { startReceiver, waitUntil } from './support/receiver.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 let database: TestDatabase;
@@ -59,6 +60,34 @@ describe(`the gateway command prints JSON [${backendName}]`, () => {
     expect(weight.json.error).toMatchObject({ code: 400, message: '--weight must be integer' });
     expect((await gateway('keys', 'list', '--user', user.id)).json).toMatchObject([{ id: key.id, status: 'active' }]);
     expect((await gateway('channels', 'list')).json.find((c: any) => c.id === channel.id)).toMatchObject({ weight: 1 });
+  }, 120_000);
+
+  it('negative numbers, the signing secret, a task\'s deliveries and a redelivery', async () => {
+    await gateway('migrate');
+    const low = await gateway('channels', 'create', '--name', 'fallback', '--type', 'simulator', '--models', 'imggen-2', '--priority', '-5');
+    expect(low.json).toMatchObject({ name: 'fallback', priority: -5 });
+    expect((await gateway('channels', 'update', low.json.id, '--priority=-7')).json).toMatchObject({ priority: -7 });
+
+    const receiver = await startReceiver();
+    const app = await createTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_ALLOWED_PORTS: '*', PUBLIC_BASE_URL: 'http://gateway.test' }, database, { workers: true });
+    try {
+      const account = await seedAccount(app.ctx, 5);
+      const secret = await gateway('users', 'webhook-secret', account.user.id);
+      expect(secret.json).toEqual({ user_id: account.user.id, secret: expect.stringMatching(/^whsec_/) });
+      const rotated = await gateway('users', 'webhook-secret', account.user.id, '--rotate');
+      expect(rotated.json.secret).not.toBe(secret.json.secret);
+      const submit = await app.app.inject({ method: 'POST', url: '/v1/images/generations', headers: { ...account.auth, 'content-type': 'application/json' }, payload: { model: 'imggen-2', prompt: 'cli', webhook: receiver.url } });
+      const taskId = submit.json().data[0].task_id;
+      await waitUntil('the callback', () => receiver.received.length === 1);
+      await waitUntil('its record', async () => (await gateway('tasks', 'deliveries', taskId)).json?.length === 1);
+      expect((await gateway('tasks', 'redeliver', taskId)).json).toEqual({ id: taskId, round: 1 });
+      await waitUntil('the second push', () => receiver.received.length === 2);
+      expect((await gateway('tasks', 'deliveries', 'task_nope')).json.error).toMatchObject({ code: 404 });
+      expect((await gateway('users', 'webhook-secret', 'usr_nope')).json.error).toMatchObject({ code: 404 });
+    } finally {
+      await app.close();
+      await receiver.close();
+    }
   }, 120_000);
 
   it('a bad command exits 1 with a JSON error', async () => {

@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { adminGuard } from '../../http/auth.ts';
-import { badRequest, notFound } from '../../http/errors.ts';
+import { notFound } from '../../http/errors.ts';
 import { ErrorResponses, IdParams } from '../../http/schemas.ts';
-import { enqueue } from '../../jobs/jobs.repo.ts';
 import { getTask, listTasks } from '../tasks/tasks.repo.ts';
 import { taskRecord } from '../tasks/task-record.ts';
+import { redeliver } from './redeliver.ts';
 import { listAttempts, rotateSigningSecret, signingSecret } from './webhooks.repo.ts';
 
 const Attempt = Type.Object({
@@ -39,18 +39,7 @@ export function webhooksRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       });
 
     app.post('/admin/tasks/:id/redeliver', { schema: doc("Push a finished task's callback again (a new round of attempts)", { params: IdParams, response: { 202: Type.Object({ id: Type.String(), round: Type.Integer() }), ...ErrorResponses } }) },
-      async (request, reply) => {
-        const task = await getTask(ctx.db, request.params.id);
-        if (!task) throw notFound(`No task ${request.params.id}`);
-        if (!task.webhook) throw badRequest('This task has no callback address');
-        if (task.status !== 'completed' && task.status !== 'failed') throw badRequest('Only a finished task has a callback to push');
-        await ctx.db.transaction().execute(async (trx) => {
-          await trx.updateTable('tasks').set((eb) => ({ webhook_round: eb('webhook_round', '+', 1) })).where('id', '=', task.id).execute();
-          await enqueue(trx, { kind: 'deliver', taskId: task.id });
-        });
-        ctx.wakeWorkers();
-        return reply.status(202).send({ id: task.id, round: task.webhook_round + 1 });
-      });
+      async (request, reply) => reply.status(202).send(await redeliver(ctx, request.params.id)));
 
     app.get('/admin/users/:id/webhook-secret', { schema: doc("The account's callback signing secret", { params: IdParams, response: { 200: Secret, ...ErrorResponses } }) },
       async (request) => {
