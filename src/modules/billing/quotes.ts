@@ -1,4 +1,4 @@
-import { countTokens } from 'gpt-tokenizer';
+import { countText } from '../text/token-count.ts';
 import type { ImageParams } from '../catalog/image-rules.ts';
 import type { VideoParams } from '../catalog/video-rules.ts';
 import type { Pricing } from './pricing.ts';
@@ -8,7 +8,7 @@ import type { Pricing } from './pricing.ts';
 
 export function quoteImages(pricing: Pricing, params: ImageParams): number {
   if (pricing.isPerToken(params.model)) {
-    return pricing.tokenUnits(params.model, countTokens(params.prompt), params.n * pricing.outputTokensPerImage(params.model));
+    return pricing.tokenUnits(params.model, countText(params.prompt), params.n * pricing.outputTokensPerImage(params.model));
   }
   return pricing.imageUnits(params.model, params.resolution, params.quality, params.n);
 }

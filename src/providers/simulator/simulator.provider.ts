@@ -1,4 +1,4 @@
-import { countTokens } from 'gpt-tokenizer';
+import { countText } from '../../modules/text/token-count.ts';
 import type { RenderSpec } from '../../blobs/signed-urls.ts';
 import type { Pricing } from '../../modules/billing/pricing.ts';
 import type { ProducedResult, ProviderStep, ResultPart, TaskCall, TaskProvider, TaskResult } from '../types.ts';
@@ -68,7 +68,7 @@ export class SimulatorProvider implements TaskProvider {
     if (!this.options.pricing.isPerToken(task.model)) return { state: 'completed', result };
     // Per-token models settle what was really used: the prompt's tokens and each image's tokens.
     const usage = {
-      inputTokens: countTokens(String(params.prompt ?? '')),
+      inputTokens: countText(String(params.prompt ?? '')),
       outputTokens: out.n * this.options.pricing.outputTokensPerImage(task.model),
     };
     return { state: 'completed', result, usage };
