@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A newcomer's first commands, checked on a fresh clone: `npm ci` with an empty cache prints no
 # engine or deprecation warning for our own dependencies, `npm start` serves /healthz, and SIGTERM
-# to the npm process stops the server (its port is closed within 5 s).
+# to the npm process stops the server (its port is closed within 5 s). Between the two, the
+# README's first request and a long prompt (the token thread) work on the bundle npm start runs.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
@@ -38,6 +39,14 @@ for _ in $(seq 1 120); do
 done
 if [ -z "$up" ]; then cat "$work/start.log"; echo "fresh clone: npm start did not serve /healthz"; exit 1; fi
 grep -q "A demo account" "$work/start.log" || { cat "$work/start.log"; echo "fresh clone: no demo key printed"; exit 1; }
+key="$(grep -oE 'sk-gw-[A-Za-z0-9_-]+' "$work/start.log" | head -1)"
+curl -sf "http://127.0.0.1:$port/v1/balance" -H "Authorization: Bearer $key" | grep -q '"success":true' \
+  || { echo "fresh clone: the README's first request failed"; exit 1; }
+# A prompt this long is counted on the token thread, which the bundle must be able to start.
+node -e 'console.log(JSON.stringify({contents:[{role:"user",parts:[{text:"hello world ".repeat(3000)}]}]}))' > "$work/long.json"
+curl -sf -X POST "http://127.0.0.1:$port/v1beta/models/textgen-2.5-flash:countTokens" -H "Authorization: Bearer $key" \
+  -H 'content-type: application/json' --data @"$work/long.json" | grep -q '"totalTokens":6001' \
+  || { echo "fresh clone: counting a long prompt on the token thread failed"; exit 1; }
 
 echo "== SIGTERM to the npm process"
 kill -TERM "$server"

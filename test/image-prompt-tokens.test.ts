@@ -21,5 +21,4 @@ describe(`per-token image prompts [${backendName}]`, () => {
     const res = await submit('a poster that reads <|endoftext|> in neon');
     expect(res.statusCode, res.body).toBe(200);
   });
-
 });

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -6,14 +7,12 @@ import { Worker } from 'node:worker_threads';
 // ~1-3 µs per character of text the tokenizer has not seen, and on the event loop a 5 MB prompt
 // stalled every other request for 13 s. Jobs wait their turn; each stops once past its limit.
 //
-// The thread is plain CommonJS that registers tsx and then requires token-count.ts, so it loads the
-// same TypeScript under `npm start` (tsx), vitest and bin/gateway.js alike.
+// The thread is plain CommonJS. Run from the bundle (npm start), it requires the counter bundled
+// beside it (dist/server/token-count.cjs); run from the sources (tsx, vitest, bin/gateway.js), it
+// registers tsx and requires token-count.ts.
 const SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-// On Linux this lowers the priority of this thread alone: where it shares a core with the event
-// loop (a process pinned to one core), the loop gets the core whenever it has work.
-try { require('node:os').setPriority(10); } catch {}
-require(workerData.tsx).register();
+if (workerData.tsx) require(workerData.tsx).register();
 const { countTexts } = require(workerData.counter);
 parentPort.on('message', ({ id, texts, limit }) => {
   try {
@@ -23,7 +22,6 @@ parentPort.on('message', ({ id, texts, limit }) => {
   }
 });
 `;
-
 interface Job {
   resolve(counts: number[] | null): void;
   reject(err: Error): void;
@@ -41,7 +39,10 @@ let nextId = 0;
 
 function start(): Thread {
   const require = createRequire(import.meta.url);
-  const workerData = { tsx: require.resolve('tsx/cjs/api'), counter: fileURLToPath(new URL('./token-count.ts', import.meta.url)) };
+  const bundled = fileURLToPath(new URL('./token-count.cjs', import.meta.url));
+  const workerData = fs.existsSync(bundled)
+    ? { tsx: undefined, counter: bundled }
+    : { tsx: require.resolve('tsx/cjs/api'), counter: fileURLToPath(new URL('./token-count.ts', import.meta.url)) };
   const thread: Thread = { worker: new Worker(SOURCE, { eval: true, workerData }), jobs: new Map() };
   const { worker, jobs } = thread;
   worker.on('message', (reply: Reply) => {
