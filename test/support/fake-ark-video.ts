@@ -43,7 +43,7 @@ export interface FakeArkVideo {
   apiKey: string;
   tasks: Map<string, FakeArkTask>;
   /** Every request as method + path (query stripped), in order. */
-  requests: { method: string; path: string; at: number }[];
+  requests: { method: string; path: string; at: number; query: string }[];
   queuedMs: number;
   runningMs: number;
   /** Answer creates with this status (e.g. 500, 429) while set. */
@@ -176,7 +176,7 @@ export async function startFakeArkVideo(options: { apiKey?: string; queuedMs?: n
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
-    fake.requests.push({ method: req.method ?? '', path: url.pathname, at: Date.now() });
+    fake.requests.push({ method: req.method ?? '', path: url.pathname, at: Date.now(), query: url.search });
     const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (req.method === 'GET' && url.pathname.startsWith('/files/')) {
       fake.downloads++;

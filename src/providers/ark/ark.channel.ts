@@ -31,6 +31,7 @@ export const arkChannel: ChannelTypeEntry = {
     secret_access_key: Type.Optional(secret(Type.String({ minLength: 1, maxLength: 200, title: 'Secret access key', description: "The asset library's OpenAPI secret key" }))),
     region: text('Region', 'The asset library\'s region, e.g. ap-southeast-1'),
     max_in_flight: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, title: 'Tasks in flight', description: 'At most this many video tasks at ModelArk at once (it queues about 120 per account); more wait here, in submit order' })),
+    max_requests_per_second: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, title: 'Requests per second', description: 'At most this many video calls to ModelArk in any second, per gateway process (polls are batched into list calls either way)' })),
     openapi_base_url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 500, title: 'OpenAPI base URL', description: 'The asset library\'s OpenAPI endpoint, e.g. https://open.byteplusapi.com' })),
   }),
   taskProvider: ({ config, pricing, db, upstreamCallbackUrl }) =>

@@ -2,6 +2,7 @@ import { request } from 'undici';
 import type { ProducedResult, ProviderStep, TaskCall } from '../types.ts';
 import { ChannelRefused, UpstreamRejected } from '../types.ts';
 import { arkVideoBody } from './ark.video-body.ts';
+import type { ArkRequestPacer } from './ark.video-batch.ts';
 
 // ModelArk content generation tasks (video): POST creates, GET polls, DELETE cancels. Its result
 // links live 24 h on the vendor's storage, so the engine downloads them into our store before the
@@ -18,6 +19,8 @@ export interface ArkVideoOptions {
   callbackUrl?(taskId: string): string | undefined;
   /** Our asset ids -> the upstream's asset ids (reviewed through the asset library). */
   upstreamAssets?(ourIds: string[]): Promise<Map<string, string>>;
+  /** Batches polls into list calls and keeps each channel under its max_requests_per_second. */
+  pacer?: ArkRequestPacer;
 }
 
 /** ModelArk answered an error: its HTTP status, code and message. */
@@ -76,6 +79,7 @@ export class ArkVideo {
     const callbackUrl = this.options.callbackUrl?.(call.task.id);
     const body = arkVideoBody(call.params, call.upstreamModel, { assets, callbackUrl, watermark: channelOption(call, 'watermark') });
     try {
+      await this.options.pacer?.slot(call.channel);
       const created = await arkVideoCall(call, 'POST', TASKS, this.options.timeoutMs, body);
       if (typeof created?.id !== 'string') throw new UpstreamRejected('upstream_error', 'ModelArk answered without a task id');
       return { state: 'pending', upstreamId: created.id, pollAt: Date.now() + this.options.pollMs, progress: 10 };
@@ -87,7 +91,9 @@ export class ArkVideo {
   async poll(call: TaskCall): Promise<ProviderStep> {
     let record: any;
     try {
-      record = await arkVideoCall(call, 'GET', `${TASKS}/${encodeURIComponent(call.task.upstream_id ?? '')}`, this.options.timeoutMs);
+      record = this.options.pacer
+        ? await this.options.pacer.poll(call)
+        : await arkVideoCall(call, 'GET', `${TASKS}/${encodeURIComponent(call.task.upstream_id ?? '')}`, this.options.timeoutMs);
     } catch (err) {
       throw asTaskError(err);
     }
@@ -120,8 +126,10 @@ export class ArkVideo {
   async cancel(call: TaskCall): Promise<{ cancelled: boolean; status?: string }> {
     const path = `${TASKS}/${encodeURIComponent(call.task.upstream_id ?? '')}`;
     try {
+      await this.options.pacer?.slot(call.channel);
       const status = String((await arkVideoCall(call, 'GET', path, this.options.timeoutMs))?.status ?? '');
       if (status !== 'queued') return { cancelled: false, status };
+      await this.options.pacer?.slot(call.channel);
       await arkVideoCall(call, 'DELETE', path, this.options.timeoutMs);
       return { cancelled: true, status: 'cancelled' };
     } catch (err) {
