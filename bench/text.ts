@@ -1,65 +1,35 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
 import autocannon from 'autocannon';
 import { Client } from 'undici';
-import { ADMIN, benchKey, machine, pinSelf, ROOT, routeHaikuTo, startServer, tempSqlite } from './lib.ts';
+import { ADMIN, benchKey, machine, pinSelf, routeHaikuTo, startServer, tempSqlite } from './lib.ts';
+import { PORTKEY_VERSION, portkeyMessagesHeaders, startPortkey } from './portkey.ts';
 
 // Messages passthrough to a local upstream that answers at once, in one run against (a) calling the
 // upstream directly, (b) a bare Node http proxy, (c) the Portkey gateway from npm (installed here
-// into bench/.portkey, which git ignores). Servers on core 0, load on core 1.
+// into bench/.portkey, which git ignores), (d) this gateway's /v1/messages and (e) its
+// /v1/chat/completions (the OpenAI format in and out, translated to the same messages upstream).
+// Servers on core 0, load on core 1.
 //
 // This VM's speed drifts by a third within minutes, more than the differences measured, so the
 // targets are measured in interleaved rounds: every round loads each target in turn for a few
 // seconds, each ratio is taken within its round, and the median round is reported (with the spread).
 // BENCH_ROUNDS (5), BENCH_SECONDS per target and round (5), PROBE_REQUESTS per target and round (400).
 pinSelf();
-const PORTKEY = path.join(ROOT, 'bench/.portkey');
-const PORTKEY_VERSION = '1.15.2';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const PROBE_REQUESTS = Number(process.env.PROBE_REQUESTS ?? 400);
 const body = JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
-const hasTaskset = spawnSync('which', ['taskset']).status === 0;
-
-function installPortkey(): string {
-  const entry = path.join(PORTKEY, 'node_modules/@portkey-ai/gateway/build/start-server.js');
-  if (!fs.existsSync(entry)) {
-    fs.mkdirSync(PORTKEY, { recursive: true });
-    fs.writeFileSync(path.join(PORTKEY, 'package.json'), '{"name":"portkey-bench","private":true}\n');
-    execFileSync('npm', ['install', '--prefix', PORTKEY, '--no-audit', '--no-fund', `@portkey-ai/gateway@${PORTKEY_VERSION}`], { stdio: 'inherit' });
-  }
-  return entry;
-}
-
-async function waitForPort(port: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => (socket.destroy(), resolve(true)));
-      socket.on('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`nothing listens on ${port}`);
-}
-
-async function startPortkey(entry: string, port: number): Promise<void> {
-  const args = [entry, `--port=${port}`, '--headless'];
-  const child = spawn(hasTaskset ? 'taskset' : process.execPath, hasTaskset ? ['-c', '0', process.execPath, ...args] : args, { env: { ...process.env, NODE_ENV: 'production' }, stdio: 'ignore' });
-  process.on('exit', () => child.kill('SIGKILL'));
-  await waitForPort(port);
-}
+const chatBody = JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
 
 interface Target {
   name: string;
   url: string;
   headers: Record<string, string>;
+  /** The messages body unless given. */
+  body?: string;
 }
 
 async function loadOnce(target: Target, seconds: number) {
-  const result = await autocannon({ url: target.url, method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body, connections: 50, duration: seconds });
+  const result = await autocannon({ url: target.url, method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body: target.body ?? body, connections: 50, duration: seconds });
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failed: result.errors + result.timeouts + result.non2xx };
 }
 
@@ -70,7 +40,7 @@ async function probeOnce(target: Target, requests: number): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < requests; i++) {
     const start = process.hrtime.bigint();
-    const res = await client.request({ path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body });
+    const res = await client.request({ path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body: target.body ?? body });
     await res.body.dump();
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
@@ -83,8 +53,7 @@ const spread = (values: number[], digits = 0) => `${Math.min(...values).toFixed(
 
 const upstream = await startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages');
 const bare = await startServer('bench/bare-proxy.ts', { UPSTREAM: upstream.url }, '/v1/messages');
-const portkeyPort = 19900 + Math.floor(Math.random() * 90);
-await startPortkey(installPortkey(), portkeyPort);
+const portkey = await startPortkey();
 const gateway = await startServer('src/main.ts', { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0' });
 
 // The gateway: a messages channel to the upstream, an account and a key; auth, rate limit and billing on.
@@ -94,10 +63,11 @@ const key = await benchKey(gateway.url);
 const targets: Target[] = [
   { name: 'upstream, called directly', url: `${upstream.url}/v1/messages`, headers: {} },
   { name: 'bare Node http proxy', url: `${bare.url}/v1/messages`, headers: {} },
-  { name: `Portkey gateway ${PORTKEY_VERSION}`, url: `http://127.0.0.1:${portkeyPort}/v1/messages`, headers: { 'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `${upstream.url}/v1`, 'x-api-key': 'upstream-key', 'anthropic-version': '2023-06-01' } },
-  { name: 'this gateway (auth, rate limit, billing)', url: `${gateway.url}/v1/messages`, headers: { 'x-api-key': key } },
+  { name: `Portkey gateway ${PORTKEY_VERSION}`, url: `${portkey}/v1/messages`, headers: portkeyMessagesHeaders(upstream.url) },
+  { name: 'this gateway, /v1/messages (auth, rate limit, billing)', url: `${gateway.url}/v1/messages`, headers: { 'x-api-key': key } },
+  { name: 'this gateway, /v1/chat/completions (same, OpenAI format)', url: `${gateway.url}/v1/chat/completions`, headers: { authorization: `Bearer ${key}` }, body: chatBody },
 ];
-const [, bareTarget, portkeyTarget, ours] = targets as [Target, Target, Target, Target];
+const [, bareTarget, portkeyTarget, ours, chat] = targets as [Target, Target, Target, Target, Target];
 
 // Warm-up (JIT, pools, caches) before anything is measured. Three loads, not one: when a load's
 // 50 connections close, V8 throws away optimized code that assumed open sockets and compiles it
@@ -121,6 +91,7 @@ for (let round = 0; round < ROUNDS; round++) {
 const perRound = (t: Target, of: (round: number) => number) => Array.from({ length: ROUNDS }, (_, i) => of(i));
 const rps = (t: Target, i: number) => loads.get(t)![i]!.rps;
 const vsBare = perRound(ours, (i) => (100 * rps(ours, i)) / rps(bareTarget, i));
+const chatVsBare = perRound(chat, (i) => (100 * rps(chat, i)) / rps(bareTarget, i));
 const vsPortkey = perRound(ours, (i) => rps(ours, i) / rps(portkeyTarget, i));
 const added = (t: Target) => perRound(t, (i) => probes.get(t)![i]! - probes.get(targets[0]!)![i]!);
 
@@ -136,6 +107,7 @@ const lines = [
   }),
   '',
   `This gateway vs the bare proxy, per round: ${vsBare.map((v) => `${v.toFixed(0)}%`).join(', ')}; median **${median(vsBare).toFixed(1)}%** (target >= 60%).`,
+  `/v1/chat/completions vs the bare proxy, per round: ${chatVsBare.map((v) => `${v.toFixed(0)}%`).join(', ')}; median **${median(chatVsBare).toFixed(1)}%** (target >= 60%); added p50 median +${median(added(chat)).toFixed(3)} ms.`,
   `This gateway vs Portkey, per round: ${vsPortkey.map((v) => `${v.toFixed(1)}x`).join(', ')}; median **${median(vsPortkey).toFixed(1)}x** (target >= 5x).`,
   `Added p50 of this gateway, per round: ${added(ours).map((v) => `+${v.toFixed(3)}`).join(', ')} ms; median **+${median(added(ours)).toFixed(3)} ms** (target < 0.5 ms); the bare proxy's: +${median(added(bareTarget)).toFixed(3)} ms.`,
 ];

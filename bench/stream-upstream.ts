@@ -1,0 +1,28 @@
+import http from 'node:http';
+
+// A messages upstream that streams (bench only): every call gets the event sequence of a streamed
+// message with EVENTS (200) text deltas of about 20 tokens each, written as fast as the socket takes them.
+const EVENTS = Number(process.env.EVENTS ?? 200);
+const words = 'the gateway streams every token it gets from the upstream to the caller at once and bills what was sent'.split(' ');
+const deltaText = Array.from({ length: 20 }, (_, i) => `${words[i % words.length]} `).join('');
+const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+const head =
+  event('message_start', { type: 'message_start', message: { id: 'msg_bench', type: 'message', role: 'assistant', content: [], model: 'chatgen-4-haiku', stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, output_tokens: 1 } } }) +
+  event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+const delta = event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: deltaText } });
+const tail =
+  event('content_block_stop', { type: 'content_block_stop', index: 0 }) +
+  event('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: EVENTS * 20 } }) +
+  event('message_stop', { type: 'message_stop' });
+
+http
+  .createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(head);
+      for (let i = 0; i < EVENTS; i++) res.write(delta);
+      res.end(tail);
+    });
+  })
+  .listen(Number(process.env.PORT), '127.0.0.1', () => console.log('ready'));

@@ -1,0 +1,124 @@
+import autocannon from 'autocannon';
+import { Client } from 'undici';
+import { benchKey, machine, pinSelf, routeHaikuTo, startServer, tempSqlite, ADMIN } from './lib.ts';
+import { PORTKEY_VERSION, portkeyMessagesHeaders, startPortkey } from './portkey.ts';
+
+// Streamed messages passthrough: an upstream that sends EVENTS (200) text deltas of ~20 tokens per
+// call (bench/stream-upstream.ts), reached (a) directly, (b) through a bare Node proxy that pipes
+// the bytes (bench/stream-proxy.ts), (c) through Portkey from npm and (d) through this gateway
+// (auth, rate limit, hold, parsing every event, re-encoding it, settlement). Servers on core 0, load
+// on core 1. Two measures, in interleaved rounds as bench/text.ts does (the VM's speed drifts):
+// - events per second at 50 connections: whole streams per second times the events in each;
+// - time to first event: sequential requests on one keep-alive connection, from sending the request
+//   to the first `data:` line; this gateway's added time is its median minus the direct call's.
+// BENCH_ROUNDS (5), BENCH_SECONDS per target and round (5), PROBE_REQUESTS per target and round (200).
+pinSelf();
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const PROBE_REQUESTS = Number(process.env.PROBE_REQUESTS ?? 200);
+const EVENTS = 200;
+const body = JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] });
+
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+}
+
+async function loadOnce(target: Target, seconds: number) {
+  const result = await autocannon({ url: target.url, method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body, connections: 50, duration: seconds });
+  return { streams: result.requests.average, events: result.requests.average * EVENTS, p50: result.latency.p50, failed: result.errors + result.timeouts + result.non2xx, bytes: result.throughput.average / Math.max(1, result.requests.average) };
+}
+
+/** Sequential streams on one keep-alive connection: the median ms to the first event, and the events counted in the last. */
+async function probeOnce(target: Target, requests: number): Promise<{ first: number; events: number }> {
+  const url = new URL(target.url);
+  const client = new Client(url.origin, { pipelining: 1 });
+  const times: number[] = [];
+  let events = 0;
+  for (let i = 0; i < requests; i++) {
+    const start = process.hrtime.bigint();
+    const res = await client.request({ path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body });
+    let seen = '';
+    let first = 0;
+    for await (const chunk of res.body) {
+      if (!first) {
+        seen += chunk.toString();
+        if (seen.includes('data:')) first = Number(process.hrtime.bigint() - start) / 1e6;
+      }
+      if (i === requests - 1) events += (chunk.toString().match(/content_block_delta/g) ?? []).length / 2;
+    }
+    times.push(first);
+  }
+  await client.close();
+  return { first: median(times), events };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const spread = (values: number[], digits = 0) => `${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)}`;
+
+const upstream = await startServer('bench/stream-upstream.ts', { EVENTS: String(EVENTS) }, '/v1/messages');
+const bare = await startServer('bench/stream-proxy.ts', { UPSTREAM: upstream.url }, '/v1/messages');
+const portkey = await startPortkey();
+const gateway = await startServer('src/main.ts', { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0' });
+await routeHaikuTo(gateway.url, upstream.url);
+const key = await benchKey(gateway.url);
+
+const targets: Target[] = [
+  { name: 'upstream, called directly', url: `${upstream.url}/v1/messages`, headers: {} },
+  { name: 'bare Node streaming proxy', url: `${bare.url}/v1/messages`, headers: {} },
+  { name: `Portkey gateway ${PORTKEY_VERSION}`, url: `${portkey}/v1/messages`, headers: portkeyMessagesHeaders(upstream.url) },
+  { name: 'this gateway (auth, rate limit, billing)', url: `${gateway.url}/v1/messages`, headers: { 'x-api-key': key } },
+];
+const [direct, bareTarget, portkeyTarget, ours] = targets as [Target, Target, Target, Target];
+
+// Every target must deliver every event before anything is measured. Portkey 1.15.2 on Node fails
+// every streamed passthrough ("TypeError: immutable" in its responseService.updateHeaders, 500
+// "Something went wrong": Portkey-AI/gateway issues 1389 and 1550); it is then reported, not measured.
+const broken: string[] = [];
+for (const target of [...targets]) {
+  const { events } = await probeOnce(target, 1);
+  if (events === EVENTS) continue;
+  if (target !== portkeyTarget) throw new Error(`${target.name} delivered ${events} of ${EVENTS} events`);
+  broken.push(`${target.name} delivered ${events} of ${EVENTS} events (every streamed call failed), so it is left out`);
+  targets.splice(targets.indexOf(target), 1);
+}
+// Warm-up: three loads each (see bench/text.ts: V8 recompiles after the first loads' sockets close).
+for (const target of targets) {
+  for (let i = 0; i < 3; i++) await loadOnce(target, 2);
+  await probeOnce(target, 50);
+}
+
+const loads = new Map(targets.map((t) => [t, [] as Awaited<ReturnType<typeof loadOnce>>[]]));
+const probes = new Map(targets.map((t) => [t, [] as number[]]));
+for (let round = 0; round < ROUNDS; round++) {
+  for (const target of targets) loads.get(target)!.push(await loadOnce(target, SECONDS));
+  for (const target of targets) probes.get(target)!.push((await probeOnce(target, PROBE_REQUESTS)).first);
+  const e = (t: Target) => loads.get(t)![round]!.events;
+  console.error(`round ${round + 1}: ${targets.map((t) => `${Math.round(e(t))}`).join(' / ')} events/s; ours/bare ${((100 * e(ours)) / e(bareTarget)).toFixed(0)}%`);
+}
+
+const perRound = (of: (round: number) => number) => Array.from({ length: ROUNDS }, (_, i) => of(i));
+const events = (t: Target, i: number) => loads.get(t)![i]!.events;
+const vsBare = perRound((i) => (100 * events(ours, i)) / events(bareTarget, i));
+const portkeyRan = targets.includes(portkeyTarget);
+const vsPortkey = portkeyRan ? perRound((i) => events(ours, i) / events(portkeyTarget, i)) : [];
+const added = (t: Target) => perRound((i) => probes.get(t)![i]! - probes.get(direct)![i]!);
+
+const lines = [
+  `${machine()}; ${EVENTS} events of ~20 tokens per stream; ${ROUNDS} interleaved rounds of ${SECONDS} s per target at 50 connections, then ${PROBE_REQUESTS} sequential streams per target on one keep-alive connection`,
+  '',
+  '| target | events/s (median round) | spread over rounds | streams/s | p50 ms per stream | bytes per stream | failed | first event p50 ms | added to first event vs direct (median, spread) |',
+  '|---|---|---|---|---|---|---|---|---|',
+  ...targets.map((t, n) => {
+    const l = loads.get(t)!;
+    const a = added(t);
+    return `| ${t.name} | ${Math.round(median(l.map((x) => x.events)))} | ${spread(l.map((x) => x.events))} | ${Math.round(median(l.map((x) => x.streams)))} | ${median(l.map((x) => x.p50))} | ${Math.round(median(l.map((x) => x.bytes)))} | ${l.reduce((s, x) => s + x.failed, 0)} | ${median(probes.get(t)!).toFixed(3)} | ${n === 0 ? '-' : `+${median(a).toFixed(3)} (${spread(a, 3)})`} |`;
+  }),
+  '',
+  `This gateway vs the bare proxy, per round: ${vsBare.map((v) => `${v.toFixed(0)}%`).join(', ')}; median **${median(vsBare).toFixed(1)}%** (target >= 60%).`,
+  portkeyRan ? `This gateway vs Portkey, per round: ${vsPortkey.map((v) => `${v.toFixed(1)}x`).join(', ')}; median **${median(vsPortkey).toFixed(1)}x** (target >= 5x).` : `Portkey: ${broken.join('; ')}.`,
+  `Added time to first event, per round: ${added(ours).map((v) => `+${v.toFixed(3)}`).join(', ')} ms; median **+${median(added(ours)).toFixed(3)} ms** (target < 1 ms); the bare proxy's: +${median(added(bareTarget)).toFixed(3)} ms${portkeyRan ? `, Portkey's: +${median(added(portkeyTarget)).toFixed(3)} ms` : ''}.`,
+];
+console.log(`\n${lines.join('\n')}\n`);
+process.exit(0);
