@@ -132,6 +132,9 @@ describe(`job leases [${backendName}]`, () => {
     const t = await createTestApp({ ...LEASE, RELAY_POLL_MS: '50' }, undefined, { workers: true });
     cleanups.push(() => t.close());
     await addRelayChannel(t, upstream.url);
+    // The relay alone serves the model: with the simulator beside it, the 503 would fail over to it.
+    await t.ctx.db.updateTable('channels').set({ status: 'disabled' }).where('type', '=', 'simulator').execute();
+    t.ctx.channels.invalidate();
     const taskId = await submit(t, { model: 'imggen-2', prompt: 'retried submit' });
 
     await waitUntil('the task to end', async () => (await taskStatus(t, taskId)) === 'completed', 15_000);
