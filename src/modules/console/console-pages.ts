@@ -30,6 +30,14 @@ export async function registerConsolePages(app: FastifyInstance, ctx: AppContext
     });
     return;
   }
+  // Browsers ask for /favicon.ico on every page of the host (the API docs too): the console's icon,
+  // not a 404 in every log.
+  const icon = path.join(root, 'favicon.ico');
+  if (fs.existsSync(icon)) {
+    const bytes = fs.readFileSync(icon);
+    app.get('/favicon.ico', { schema: { hide: true } }, (_request, reply) =>
+      reply.type('image/x-icon').header('cache-control', 'public, max-age=86400').send(bytes));
+  }
   await app.register(fastifyStatic, {
     root,
     prefix: '/console/',

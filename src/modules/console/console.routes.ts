@@ -19,13 +19,28 @@ import { accountSessionGuard } from './session-guard.ts';
 import { findCredentialsByUser } from './sessions.repo.ts';
 import { usageByKey } from './usage.repo.ts';
 import { sendUsageCsv } from './usage-export.ts';
+import { keyLabels, refusedCallbacks, type KeyLabel } from './task-rows.repo.ts';
 
 // The account holder's console pages: everything is scoped to the session's account, and another
 // account's key or task is a 404, exactly as if it did not exist.
 
 const TASK_PAGE = 50;
 
-function taskRow(task: Task, ctx: AppContext) {
+const PROMPT_SHOWN = 1000;
+
+function promptOf(task: Task): string | null {
+  const prompt = (JSON.parse(task.params) as { prompt?: unknown }).prompt;
+  if (typeof prompt !== 'string' || prompt === '') return null;
+  const points = [...prompt];
+  return points.length > PROMPT_SHOWN ? `${points.slice(0, PROMPT_SHOWN).join('')}…` : prompt;
+}
+
+interface RowExtras {
+  keys: Map<string, KeyLabel>;
+  refused: Map<string, { url: string; reason: string }>;
+}
+
+function taskRow(task: Task, ctx: AppContext, extras: RowExtras) {
   const result = task.result ? (JSON.parse(task.result) as TaskResult) : undefined;
   return {
     id: task.id,
@@ -34,7 +49,10 @@ function taskRow(task: Task, ctx: AppContext) {
     status: task.status,
     created: Math.floor(task.created_at / 1000),
     cost: task.cost === null ? null : toBalance(task.cost, ctx.config),
+    key: extras.keys.get(task.key_id) ?? null,
+    prompt: promptOf(task),
     callback: task.webhook,
+    callback_refused: extras.refused.get(task.id) ?? null,
     images: (result?.images ?? []).flatMap((i) => i.url),
     videos: (result?.videos ?? []).flatMap((v) => v.url),
     error: task.error_message,
@@ -67,7 +85,7 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         if (!balance.success) throw serverError(balance.message);
         const { remain_balance, remain_credits, used_balance, used_credits } = balance;
         const { alert_below, alert_url } = accounts.userView(ctx, user);
-        return { id: user.id, name: user.name, email: credentials?.email ?? null, remain_balance, remain_credits, used_balance, used_credits, alert_below, alert_url };
+        return { id: user.id, name: user.name, email: credentials?.email ?? null, remain_balance, remain_credits, used_balance, used_credits, alert_below, alert_url, billing_unit: ctx.config.billingUnit };
       });
 
     app.patch('/console/api/account', { schema: doc('Set the low-balance alert (a signed balance.low event to alert_url)', { body: AlertBody, response: { 200: Type.Object({ alert_below: Type.Union([Type.Number(), Type.Null()]), alert_url: Type.Union([Type.String(), Type.Null()]) }), ...ErrorResponses } }) },
@@ -117,7 +135,8 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/console/api/tasks', { schema: doc("The account's tasks, newest first (50 a page; `before` = the last id seen)", { querystring: S.TasksQuery, response: { 200: Type.Object({ data: Type.Array(S.TaskRow) }) } }) },
       async (request) => {
         const tasks = await listTasks(ctx.db, { userId: userId(request), before: request.query.before, limit: TASK_PAGE });
-        return { data: tasks.map((t) => taskRow(t, ctx)) };
+        const [keys, refused] = await Promise.all([keyLabels(ctx.db, tasks.map((t) => t.key_id)), refusedCallbacks(ctx.db, tasks.map((t) => t.id))]);
+        return { data: tasks.map((t) => taskRow(t, ctx, { keys, refused })) };
       });
 
     app.get('/console/api/tasks/:id/callbacks', { schema: doc("A task's callback attempts", { params: IdParams, response: { 200: Type.Object({ data: Type.Array(S.Attempt) }), ...ErrorResponses } }) },

@@ -11,10 +11,13 @@ export const AccountSignInBody = Type.Object({
 
 export const OperatorSignInBody = Type.Object({ admin_token: Type.String({ minLength: 1, maxLength: 1000 }) }, closed);
 
+export const BillingUnit = Type.Union([Type.Literal('usd'), Type.Literal('credits')], { description: 'BILLING_UNIT: the unit of every amount (balances, costs, quotas)' });
+
 export const Session = Type.Object({
   role: Type.Union([Type.Literal('account'), Type.Literal('operator')]),
   user_id: Type.Union([Type.String(), Type.Null()]),
   csrf_token: Type.String({ description: 'Send it back in the x-csrf-token header on every POST, PATCH and DELETE' }),
+  billing_unit: BillingUnit,
 });
 
 export const Account = Type.Object({
@@ -27,6 +30,7 @@ export const Account = Type.Object({
   used_credits: Type.Integer(),
   alert_below: Type.Union([Type.Number(), Type.Null()], { description: 'Low-balance alert threshold; null = off' }),
   alert_url: Type.Union([Type.String(), Type.Null()]),
+  billing_unit: BillingUnit,
 });
 
 export const NewKeyBody = Type.Object({
@@ -66,7 +70,12 @@ export const TaskRow = Type.Object(
     status: Type.String(),
     created: Type.Integer(),
     cost: Type.Union([Type.Number(), Type.Null()]),
+    key: Type.Union([Type.Object({ name: Type.String(), prefix: Type.String() }), Type.Null()], { description: 'The key it was submitted with (never the secret)' }),
+    prompt: Type.Union([Type.String(), Type.Null()], { description: 'The prompt as submitted, cut at 1,000 characters; null when the task has none' }),
     callback: Type.Union([Type.String(), Type.Null()]),
+    callback_refused: Type.Union([Type.Object({ url: Type.String(), reason: Type.String() }), Type.Null()], {
+      description: 'The callback address given at submit or delivery was refused (SPEC 6.6): no callback is sent',
+    }),
     images: Type.Array(Type.String(), { description: 'Result image links (signed, expiring)' }),
     videos: Type.Array(Type.String()),
     error: Type.Union([Type.String(), Type.Null()]),
@@ -96,7 +105,7 @@ export const StatsQuery = Type.Object({ days: Type.Optional(Type.String({ patter
 
 export const DayTotals = Type.Object({
   date: Type.String({ description: 'UTC day, YYYY-MM-DD' }),
-  requests: Type.Integer({ description: 'Billed requests: text calls and task submits' }),
+  requests: Type.Integer({ description: 'Billed calls: text calls that were charged and task submits. Refused requests (4xx before billing) are not counted' }),
   spend: Type.Number({ description: 'In the balance unit' }),
   completed: Type.Integer(),
   failed: Type.Integer(),

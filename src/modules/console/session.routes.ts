@@ -15,7 +15,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       reply
         .header('set-cookie', sessionCookie(ctx, session.token, session.maxAgeSeconds))
         .header('cache-control', 'no-store')
-        .send({ role: session.role, user_id: session.userId, csrf_token: session.csrfToken });
+        .send({ role: session.role, user_id: session.userId, csrf_token: session.csrfToken, billing_unit: ctx.config.billingUnit });
 
     app.post('/console/api/session', { schema: doc('Sign in as an account holder (sets the session cookie)', { body: S.AccountSignInBody, response: { 200: S.Session, ...ErrorResponses } }) },
       async (request, reply) => started(reply, await signInAccount(ctx, request.body, request.ip)));
@@ -27,7 +27,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const session = await readSession(ctx, request);
         if (!session) throw unauthorized('Not signed in');
-        return reply.header('cache-control', 'no-store').send({ role: session.role, user_id: session.user_id, csrf_token: session.csrf_token });
+        return reply.header('cache-control', 'no-store').send({ role: session.role, user_id: session.user_id, csrf_token: session.csrf_token, billing_unit: ctx.config.billingUnit });
       });
 
     app.delete('/console/api/session', { schema: doc('Sign out', { response: { 200: Type.Object({ signed_out: Type.Boolean() }) } }) },
