@@ -123,7 +123,7 @@ describe.skipIf(!haveChromium)(`console in Chromium [${backendName}]`, () => {
     const holder = await newPage();
     await signInHolder(holder.page);
     const before = await holder.page.getByTestId('remain-balance').textContent();
-    expect(before).toBe('20.00');
+    expect(before).toBe('$20.00');
 
     const operator = await newPage();
     await signInOperator(operator.page);
@@ -131,10 +131,10 @@ describe.skipIf(!haveChromium)(`console in Chromium [${backendName}]`, () => {
     const row = operator.page.getByTestId(`account-${account.user.name}`);
     await row.getByLabel('Top-up amount').fill('25');
     await row.getByRole('button', { name: 'Top up' }).click();
-    await row.getByTestId('account-balance').filter({ hasText: '45.00' }).waitFor();
+    await row.getByTestId('account-balance').filter({ hasText: '$45.00' }).waitFor();
 
     await holder.page.reload();
-    await holder.page.getByTestId('remain-balance').filter({ hasText: '45.00' }).waitFor();
+    await holder.page.getByTestId('remain-balance').filter({ hasText: '$45.00' }).waitFor();
     await holder.context.close();
     await operator.context.close();
   });
@@ -181,7 +181,7 @@ describe.skipIf(!haveChromium)(`console in Chromium [${backendName}]`, () => {
 
       const operator = await newPage(viewport);
       await signInOperator(operator.page);
-      await operator.page.getByRole('img', { name: 'requests per day' }).waitFor();
+      await operator.page.getByRole('img', { name: 'billed calls per day' }).waitFor();
       await shot(operator.page, `operator-totals-${width}`);
       await checkAccessibility(operator.page, `operator-totals-${width}`);
       await operator.page.goto('/console/#/channels');

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { api, setCsrfToken, type Session } from './api.ts';
+import { api, setBillingUnit, setCsrfToken, type Session } from './api.ts';
 import { useHashRoute } from './hooks.ts';
 import { SignIn } from './pages/SignIn.tsx';
 import { Overview } from './pages/Overview.tsx';
@@ -30,6 +30,7 @@ export function App() {
     api<Session>('GET', '/console/api/session')
       .then((s) => {
         setCsrfToken(s.csrf_token);
+        setBillingUnit(s.billing_unit);
         setSession(s);
       })
       .catch(() => setSession(null));
@@ -37,6 +38,7 @@ export function App() {
 
   const signedIn = (s: Session) => {
     setCsrfToken(s.csrf_token);
+    setBillingUnit(s.billing_unit);
     setSession(s);
     window.location.hash = '#/';
   };

@@ -44,5 +44,30 @@ export type Channel = Static<typeof ChannelSchemas.Channel>;
 export type ChannelTypeInfo = Static<typeof ChannelSchemas.ChannelType>;
 export type DayTotals = Static<typeof ConsoleSchemas.DayTotals>;
 
-export const money = (value: number) => value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 });
+export type BillingUnit = Session['billing_unit'];
+
+// Every amount is in BILLING_UNIT; the session says which, once, at sign-in.
+let billingUnit: BillingUnit = 'usd';
+export const setBillingUnit = (unit: BillingUnit) => {
+  billingUnit = unit;
+};
+export const unitName = () => (billingUnit === 'usd' ? 'USD' : 'credits');
+
+const cents = (value: number) => value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const withUnit = (text: string, negative: boolean) => (billingUnit === 'usd' ? `${negative ? '-' : ''}$${text}` : `${negative ? '-' : ''}${text} credits`);
+
+/**
+ * An amount as people read money: the unit, always two decimals ($9.39, 1,234.50 credits). A cost
+ * too small to show in cents says so (< $0.01) instead of looking free; `exactMoney` has every digit.
+ */
+export function money(value: number): string {
+  const negative = value < 0;
+  const size = Math.abs(value);
+  if (size > 0 && size < 0.005) return `< ${withUnit('0.01', negative)}`;
+  return withUnit(cents(size), negative);
+}
+
+/** The amount to the ledger's precision (one millionth of a dollar), for a tooltip or an export. */
+export const exactMoney = (value: number) =>
+  withUnit(Math.abs(value).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 }), value < 0);
 export const when = (seconds: number) => new Date(seconds * 1000).toLocaleString();

@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { exactMoney, money } from './api.ts';
 
 export function ErrorNote({ message }: { message?: string }) {
   if (!message) return null;
@@ -22,7 +23,7 @@ export function Section({ title, children, actions }: { title: string; children:
   );
 }
 
-export function Stat({ label, value, testId }: { label: string; value: string; testId?: string }) {
+export function Stat({ label, value, testId }: { label: string; value: ReactNode; testId?: string }) {
   return (
     <div className="stat">
       <span className="stat-label">{label}</span>
@@ -30,6 +31,15 @@ export function Stat({ label, value, testId }: { label: string; value: string; t
         {value}
       </span>
     </div>
+  );
+}
+
+/** An amount in the billing unit; hovering shows it to the last digit. */
+export function Money({ value, testId }: { value: number; testId?: string }) {
+  return (
+    <span data-money="" data-testid={testId} title={exactMoney(value)}>
+      {money(value)}
+    </span>
   );
 }
 

@@ -48,3 +48,22 @@ export function useAction() {
   }, []);
   return { busy, error, run };
 }
+
+/**
+ * Copies text to the clipboard. Browsers allow it only on HTTPS (and localhost): elsewhere the
+ * button says so, and the caller shows the text whole for the reader to select.
+ */
+export function useCopy() {
+  const [state, setState] = useState<'idle' | 'copied' | 'blocked'>('idle');
+  const copy = useCallback(async (text: string) => {
+    try {
+      if (!navigator.clipboard) throw new Error('no clipboard');
+      await navigator.clipboard.writeText(text);
+      setState('copied');
+    } catch {
+      setState('blocked');
+    }
+  }, []);
+  const label = state === 'copied' ? 'Copied' : state === 'blocked' ? 'Copy blocked: select it' : 'Copy';
+  return { state, label, copy, reset: useCallback(() => setState('idle'), []) };
+}

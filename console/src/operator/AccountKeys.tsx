@@ -14,7 +14,7 @@ export function AccountKeys({ userId, name }: { userId: string; name: string }) 
     <>
       <ErrorNote message={keys.error} />
       <TableRegion label={`Keys of ${name}`}>
-        <table>
+        <table className="stack">
           <thead>
             <tr>
               <th scope="col">Key</th>
@@ -29,16 +29,16 @@ export function AccountKeys({ userId, name }: { userId: string; name: string }) 
             {keys.data?.data.map((key) => (
               <Fragment key={key.id}>
                 <tr data-testid={`admin-key-${key.name}`}>
-                  <td>
-                    {key.name} <code>{key.prefix}…</code>
+                  <td data-label="Key">
+                    {key.name} <code className="prefix">{key.prefix}…</code>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <StatusBadge status={key.status} />
                   </td>
-                  <td className="policy" data-testid="key-policy">
+                  <td data-label="Limits" className="policy" data-testid="key-policy">
                     {policySummary(key)}
                   </td>
-                  <td>
+                  <td className="actions">
                     <button type="button" className="secondary" aria-expanded={editing === key.id} onClick={() => setEditing(editing === key.id ? undefined : key.id)} aria-label={`Limits of ${key.name}`}>
                       Limits
                     </button>
@@ -46,7 +46,7 @@ export function AccountKeys({ userId, name }: { userId: string; name: string }) 
                 </tr>
                 {editing === key.id && (
                   <tr>
-                    <td colSpan={4}>
+                    <td colSpan={4} className="editor">
                       <PolicyEditor keyItem={key} path={`/admin/keys/${key.id}`} onSaved={keys.reload} />
                     </td>
                   </tr>

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
-import { api, money, when, type AdminUser } from '../api.ts';
-import { ErrorNote, Section } from '../components.tsx';
+import { api, unitName, when, type AdminUser } from '../api.ts';
+import { ErrorNote, Money, Section } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
 import { AccountKeys } from './AccountKeys.tsx';
 
@@ -29,7 +29,7 @@ export function Accounts() {
             <input required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
           </label>
           <label>
-            Opening balance
+            Opening balance ({unitName()})
             <input type="number" min="0" step="any" value={balance} onChange={(e) => setBalance(e.target.value)} />
           </label>
           <button type="submit" disabled={action.busy}>
@@ -38,7 +38,7 @@ export function Accounts() {
         </form>
         <ErrorNote message={action.error} />
       </Section>
-      <Section title="Accounts">
+      <Section title="All accounts">
         <ErrorNote message={users.error} />
         <ul className="account-list">
           {users.data?.data.map((user) => (
@@ -80,15 +80,17 @@ function AccountRow({ user, onChange }: { user: AdminUser; onChange: () => Promi
         <strong>{user.name}</strong>
         <code>{user.id}</code>
         <span>
-          balance <span data-testid="account-balance">{money(user.balance)}</span>
+          balance <Money value={user.balance} testId="account-balance" />
         </span>
-        <span>used {money(user.used)}</span>
+        <span>
+          used <Money value={user.used} />
+        </span>
         <span>since {when(user.created_at)}</span>
       </div>
       <div className="account-forms">
         <form className="inline-form" onSubmit={topUp} aria-label={`Top up ${user.name}`}>
           <label>
-            Top-up amount
+            Top-up amount ({unitName()})
             <input type="number" min="0" step="any" required value={amount} onChange={(e) => setAmount(e.target.value)} />
           </label>
           <button type="submit" disabled={action.busy}>

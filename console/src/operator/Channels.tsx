@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { Fragment, useState, type FormEvent } from 'react';
 import { api, type Channel, type ChannelTypeInfo } from '../api.ts';
 import { ErrorNote, Section, StatusBadge, TableRegion } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
@@ -96,10 +96,10 @@ export function Channels() {
 
   return (
     <>
-      <Section title="Channels">
+      <Section title="Configured channels">
         <ErrorNote message={channels.error ?? types.error ?? action.error} />
         <TableRegion label="Channels">
-          <table>
+          <table className="stack">
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -115,23 +115,31 @@ export function Channels() {
             <tbody>
               {channels.data?.data.map((channel) => (
                 <tr key={channel.id}>
-                  <td>
+                  <td data-label="Name">
                     {channel.name}
                     {tested[channel.id] && <div className="muted" role="status">{tested[channel.id]}</div>}
                   </td>
-                  <td>{channel.type}</td>
-                  <td className="models">{channel.models.join(', ')}</td>
-                  <td>
+                  <td data-label="Type">{channel.type}</td>
+                  <td data-label="Models" className="models">
+                    {/* A model id breaks between ids, never at its own hyphens. */}
+                    {channel.models.map((model, i) => (
+                      <Fragment key={model}>
+                        {i > 0 && ', '}
+                        <span className="nowrap">{model}</span>
+                      </Fragment>
+                    ))}
+                  </td>
+                  <td data-label="Priority / weight">
                     {channel.priority} / {channel.weight}
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <StatusBadge status={channel.status} />
                     {channel.health.needs_attention && <div className="error">Needs attention: {channel.health.last_error}</div>}
                     {!channel.health.needs_attention && channel.health.consecutive_failures > 0 && (
                       <div className="muted">{channel.health.consecutive_failures} failed submits: {channel.health.last_error}</div>
                     )}
                   </td>
-                  <td>
+                  <td className="actions">
                     <div className="row-actions">
                     <button type="button" className="secondary" onClick={() => test(channel)}>
                       Test

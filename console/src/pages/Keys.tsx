@@ -1,7 +1,7 @@
 import { Fragment, useState, type FormEvent } from 'react';
-import { api, money, when, type Key } from '../api.ts';
-import { ErrorNote, Section, StatusBadge, TableRegion } from '../components.tsx';
-import { useAction } from '../hooks.ts';
+import { api, unitName, when, type Key } from '../api.ts';
+import { ErrorNote, Money, Section, StatusBadge, TableRegion } from '../components.tsx';
+import { useAction, useCopy } from '../hooks.ts';
 import { emptyPolicyText, PolicyEditor, PolicyFields, policyFromText, policySummary } from '../KeyPolicy.tsx';
 
 // The account holder's keys: create (with limits), disable, delete, and narrow a key's limits.
@@ -13,7 +13,7 @@ export function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; 
   const [rateLimit, setRateLimit] = useState('');
   const [policy, setPolicy] = useState(emptyPolicyText);
   const [secret, setSecret] = useState<string | undefined>();
-  const [copied, setCopied] = useState(false);
+  const copier = useCopy();
   const [editing, setEditing] = useState<string | undefined>();
   const action = useAction();
 
@@ -31,15 +31,11 @@ export function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; 
       };
       const created = await api<Key & { key: string }>('POST', '/console/api/keys', body);
       setSecret(created.key);
-      setCopied(false);
+      copier.reset();
       setName('');
       setPolicy(emptyPolicyText);
       await onChange();
     });
-  };
-  const copy = async () => {
-    await navigator.clipboard.writeText(secret!);
-    setCopied(true);
   };
   const setStatus = (key: Key, status: 'active' | 'disabled') =>
     action.run(async () => {
@@ -66,7 +62,7 @@ export function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; 
         </label>
         {!unlimited && (
           <label>
-            Quota
+            Quota ({unitName()})
             <input type="number" min="0" step="any" required value={quota} onChange={(e) => setQuota(e.target.value)} />
           </label>
         )}
@@ -83,20 +79,21 @@ export function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; 
         <div className="secret" role="status">
           <p>Copy this key now: it is shown only once.</p>
           <code data-testid="new-key">{secret}</code>
-          <button type="button" onClick={copy}>
-            {copied ? 'Copied' : 'Copy'}
+          <button type="button" onClick={() => copier.copy(secret)}>
+            {copier.label}
           </button>
         </div>
       )}
       <ErrorNote message={error ?? action.error} />
       <TableRegion label="API keys">
-        <table>
+        <table className="stack">
           <thead>
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Key</th>
               <th scope="col">Status</th>
-              <th scope="col">Quota</th>
+              <th scope="col">Quota set</th>
+              <th scope="col">Quota left</th>
               <th scope="col">Used</th>
               <th scope="col">Rate limit</th>
               <th scope="col">Limits</th>
@@ -110,21 +107,29 @@ export function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; 
             {keys?.map((key) => (
               <Fragment key={key.id}>
                 <tr data-testid={`key-${key.name}`}>
-                  <td>{key.name}</td>
-                  <td>
-                    <code>{key.prefix}…</code>
+                  <td data-label="Name">{key.name}</td>
+                  <td data-label="Key">
+                    <code className="prefix">{key.prefix}…</code>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <StatusBadge status={key.status} />
                   </td>
-                  <td>{key.unlimited ? 'unlimited' : money(key.quota ?? 0)}</td>
-                  <td>{money(key.quota_used)}</td>
-                  <td>{key.rate_limit_rpm ?? 'default'}</td>
-                  <td className="policy" data-testid="key-policy">
+                  {/* The key stores what is left and what was spent: what was set is their sum. */}
+                  <td data-label="Quota set" data-testid="quota-set">
+                    {key.unlimited ? 'unlimited' : <Money value={(key.quota ?? 0) + key.quota_used} />}
+                  </td>
+                  <td data-label="Quota left" data-testid="quota-left">
+                    {key.unlimited ? '—' : <Money value={key.quota ?? 0} />}
+                  </td>
+                  <td data-label="Used">
+                    <Money value={key.quota_used} />
+                  </td>
+                  <td data-label="Rate limit">{key.rate_limit_rpm === null ? 'default' : `${key.rate_limit_rpm}/min`}</td>
+                  <td data-label="Limits" className="policy" data-testid="key-policy">
                     {policySummary(key)}
                   </td>
-                  <td>{when(key.created_at)}</td>
-                  <td>
+                  <td data-label="Created">{when(key.created_at)}</td>
+                  <td className="actions">
                     <div className="row-actions">
                       {key.status === 'active' ? (
                         <button type="button" className="secondary" onClick={() => setStatus(key, 'disabled')}>
@@ -146,7 +151,7 @@ export function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; 
                 </tr>
                 {editing === key.id && (
                   <tr>
-                    <td colSpan={9}>
+                    <td colSpan={10} className="editor">
                       <PolicyEditor keyItem={key} path={`/console/api/keys/${key.id}`} onSaved={onChange} holder />
                     </td>
                   </tr>

@@ -1,5 +1,5 @@
-import { money, type Account, type Key, type KeyUsage } from '../api.ts';
-import { ErrorNote, Section, Stat, TableRegion } from '../components.tsx';
+import { type Account, type Key, type KeyUsage } from '../api.ts';
+import { ErrorNote, Money, Section, Stat, TableRegion } from '../components.tsx';
 import { useLoad } from '../hooks.ts';
 import { Keys } from './Keys.tsx';
 
@@ -15,10 +15,15 @@ export function Overview() {
         <ErrorNote message={account.error} />
         {account.data && (
           <div className="stats">
-            <Stat label="Remaining" value={money(account.data.remain_balance)} testId="remain-balance" />
-            <Stat label="Used" value={money(account.data.used_balance)} testId="used-balance" />
-            <Stat label="Remaining credits" value={String(account.data.remain_credits)} />
-            <Stat label="Used credits" value={String(account.data.used_credits)} />
+            <Stat label="Remaining" value={<Money value={account.data.remain_balance} />} testId="remain-balance" />
+            <Stat label="Used" value={<Money value={account.data.used_balance} />} testId="used-balance" />
+            {/* In credits the balance already is the credits: the same number twice would only puzzle. */}
+            {account.data.billing_unit === 'usd' && (
+              <>
+                <Stat label="Remaining credits" value={account.data.remain_credits.toLocaleString('en-US')} />
+                <Stat label="Used credits" value={account.data.used_credits.toLocaleString('en-US')} />
+              </>
+            )}
           </div>
         )}
       </Section>
@@ -33,7 +38,7 @@ export function Overview() {
       >
         <ErrorNote message={usage.error} />
         <TableRegion label="Usage per key">
-          <table>
+          <table className="stack">
             <thead>
               <tr>
                 <th scope="col">Key</th>
@@ -47,14 +52,18 @@ export function Overview() {
             <tbody>
               {usage.data?.data.map((u) => (
                 <tr key={u.key_id}>
-                  <td>{u.name}</td>
-                  <td>{u.text_calls}</td>
-                  <td>
-                    {u.input_tokens} / {u.output_tokens}
+                  <td data-label="Key">{u.name}</td>
+                  <td data-label="Text calls">{u.text_calls.toLocaleString('en-US')}</td>
+                  <td data-label="Tokens in / out">
+                    {u.input_tokens.toLocaleString('en-US')} / {u.output_tokens.toLocaleString('en-US')}
                   </td>
-                  <td>{money(u.text_cost)}</td>
-                  <td>{u.tasks}</td>
-                  <td>{money(u.task_cost)}</td>
+                  <td data-label="Text cost">
+                    <Money value={u.text_cost} />
+                  </td>
+                  <td data-label="Tasks">{u.tasks.toLocaleString('en-US')}</td>
+                  <td data-label="Task cost">
+                    <Money value={u.task_cost} />
+                  </td>
                 </tr>
               ))}
             </tbody>

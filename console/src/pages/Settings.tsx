@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
-import { api, type Account } from '../api.ts';
+import { api, unitName, type Account } from '../api.ts';
 import { ErrorNote, Section } from '../components.tsx';
-import { useAction, useLoad } from '../hooks.ts';
+import { useAction, useCopy, useLoad } from '../hooks.ts';
 
 export function Settings() {
   return (
@@ -44,7 +44,7 @@ function AlertForm({ account, onSaved }: { account: Account; onSaved: () => Prom
   return (
     <form className="inline-form" onSubmit={save} aria-label="Low-balance alert">
       <label>
-        Alert below
+        Alert below ({unitName()})
         <input type="number" min="0" step="any" value={below} onChange={(e) => setBelow(e.target.value)} />
       </label>
       <label>
@@ -63,6 +63,7 @@ function AlertForm({ account, onSaved }: { account: Account; onSaved: () => Prom
 function SigningSecret() {
   const secret = useLoad<{ secret: string }>('/console/api/webhook-secret');
   const [shown, setShown] = useState(false);
+  const copier = useCopy();
   return (
     <Section title="Callback signing secret">
       <p>
@@ -72,11 +73,19 @@ function SigningSecret() {
       <ErrorNote message={secret.error} />
       {secret.data && (
         <div className="secret">
-          <code data-testid="signing-secret">{shown ? secret.data.secret : `${secret.data.secret.slice(0, 10)}…`}</code>
+          <code data-testid="signing-secret">{shown || copier.state === 'blocked' ? secret.data.secret : `${secret.data.secret.slice(0, 10)}…`}</code>
           <button type="button" className="secondary" onClick={() => setShown(!shown)}>
             {shown ? 'Hide' : 'Show'}
           </button>
-          <RotateSecret onRotated={secret.reload} />
+          <button type="button" className="secondary" onClick={() => copier.copy(secret.data!.secret)}>
+            {copier.label}
+          </button>
+          <RotateSecret
+            onRotated={async () => {
+              copier.reset();
+              await secret.reload();
+            }}
+          />
         </div>
       )}
     </Section>

@@ -1,6 +1,6 @@
 import { useState } from 'react';
-import { money, when, type Attempt, type TaskRow } from '../api.ts';
-import { ErrorNote, Section, StatusBadge, TableRegion } from '../components.tsx';
+import { when, type Attempt, type TaskRow } from '../api.ts';
+import { ErrorNote, Money, Section, StatusBadge, TableRegion } from '../components.tsx';
 import { useLoad } from '../hooks.ts';
 
 export function Tasks() {
@@ -8,7 +8,7 @@ export function Tasks() {
   const [open, setOpen] = useState<string | undefined>();
   return (
     <Section
-      title="Tasks"
+      title="Latest tasks"
       actions={
         <button type="button" className="secondary" onClick={() => tasks.reload()}>
           Refresh
@@ -26,8 +26,19 @@ export function Tasks() {
                 <StatusBadge status={task.status} />
                 <span>{task.model}</span>
                 <span>{when(task.created)}</span>
-                <span>cost {task.cost === null ? '—' : money(task.cost)}</span>
+                <span>cost {task.cost === null ? '—' : <Money value={task.cost} />}</span>
               </div>
+              {task.key && (
+                <p className="task-line" data-testid="task-key">
+                  <span className="muted">Key</span> {task.key.name} (<code className="prefix">{task.key.prefix}…</code>)
+                </p>
+              )}
+              {task.prompt && (
+                <p className="task-prompt" data-testid="task-prompt">
+                  {task.prompt}
+                </p>
+              )}
+              <CallbackLine task={task} />
               {task.error && <p className="error-text">{task.error}</p>}
               {task.images.length > 0 && (
                 <div className="previews">
@@ -44,7 +55,7 @@ export function Tasks() {
                 </a>
               ))}
             </div>
-            {task.callback && (
+            {(task.callback || task.callback_refused) && (
               <button type="button" className="secondary" aria-expanded={open === task.id} onClick={() => setOpen(open === task.id ? undefined : task.id)}>
                 Callback attempts
               </button>
@@ -57,6 +68,22 @@ export function Tasks() {
   );
 }
 
+function CallbackLine({ task }: { task: TaskRow }) {
+  if (task.callback_refused) {
+    return (
+      <p className="task-line error-text" data-testid="task-callback">
+        Callback refused, none will be sent: {task.callback_refused.reason} (<code>{task.callback_refused.url}</code>)
+      </p>
+    );
+  }
+  if (!task.callback) return null;
+  return (
+    <p className="task-line muted" data-testid="task-callback">
+      Callback to <code>{task.callback}</code>
+    </p>
+  );
+}
+
 function Callbacks({ taskId }: { taskId: string }) {
   const attempts = useLoad<{ data: Attempt[] }>(`/console/api/tasks/${taskId}/callbacks`);
   return (
@@ -64,7 +91,7 @@ function Callbacks({ taskId }: { taskId: string }) {
       <ErrorNote message={attempts.error} />
       {attempts.data?.data.length === 0 && <p className="muted">No attempt yet: callbacks are sent when the task ends.</p>}
       {attempts.data && attempts.data.data.length > 0 && (
-        <table>
+        <table className="stack">
           <caption className="visually-hidden">Callback attempts of {taskId}</caption>
           <thead>
             <tr>
@@ -78,13 +105,13 @@ function Callbacks({ taskId }: { taskId: string }) {
           <tbody>
             {attempts.data.data.map((a) => (
               <tr key={`${a.round}-${a.attempt}`}>
-                <td>
-                  {a.round} / {a.attempt}
+                <td data-label="Round / attempt">{a.outcome === 'refused' && a.attempt === 0 ? 'at submit' : `${a.round} / ${a.attempt}`}</td>
+                <td data-label="At">{new Date(a.at).toLocaleString()}</td>
+                <td data-label="Answer">{a.status_code ?? a.error ?? '—'}</td>
+                <td data-label="Outcome">
+                  <StatusBadge status={a.outcome} />
                 </td>
-                <td>{new Date(a.at).toLocaleString()}</td>
-                <td>{a.status_code ?? a.error ?? '—'}</td>
-                <td>{a.outcome}</td>
-                <td>{a.duration_ms} ms</td>
+                <td data-label="Time">{a.outcome === 'refused' ? '—' : `${a.duration_ms} ms`}</td>
               </tr>
             ))}
           </tbody>
