@@ -1,11 +1,9 @@
-import type { Kysely } from 'kysely';
 import type { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
-import { createDb, type Dialect, type DbOptions } from './db/index.ts';
+import { createDb, type Db, type Dialect, type DbOptions } from './db/index.ts';
 import { migrateToLatest } from './db/migrations.ts';
 import { explainDatabaseError } from './db/outage.ts';
-import type { Database } from './db/types.ts';
 import { KeyCache } from './lib/key-cache.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
 import { connectRedis } from './lib/redis.ts';
@@ -34,7 +32,8 @@ import { callbackUrlMaker } from './modules/upstream-callbacks/callback-token.ts
 
 export interface AppContext {
   config: Readonly<Config>;
-  db: Kysely<Database>;
+  /** The Kysely instance every repo takes, carrying its dialect and fast paths (db/db.ts). */
+  db: Db;
   dialect: Dialect;
   redis?: Redis;
   keyCache: KeyCache;

@@ -1,8 +1,8 @@
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database } from './types.ts';
-import { WholeBatchRefused } from './group-commit.ts';
-import { sqliteWriterOf } from './index.ts';
+import { Db } from './db.ts';
+import { WholeBatchRefused } from './errors.ts';
 
 /**
  * SQLite: runs `write` synchronously in one transaction on the write connection, with statements
@@ -15,17 +15,13 @@ export type AtOnce = <T>(write: (statement: Statement) => T) => T;
 /** A statement of the write connection, prepared once per SQL text. */
 export type Statement = (sql: string) => SQLite.Statement;
 
-const made = new WeakMap<SQLite.Database, AtOnce>();
-
+/** The SQLite database's `atOnce`; undefined on Postgres and on a transaction. */
 export function atOnceFor(db: Kysely<Database>): AtOnce | undefined {
-  const database = sqliteWriterOf(db);
-  if (!database) return undefined;
-  let atOnce = made.get(database);
-  if (!atOnce) made.set(database, (atOnce = makeAtOnce(database)));
-  return atOnce;
+  return db instanceof Db ? db.atOnce : undefined;
 }
 
-function makeAtOnce(database: SQLite.Database): AtOnce {
+/** Made once per database, by createDb (db/index.ts). */
+export function makeAtOnce(database: SQLite.Database): AtOnce {
   const statements = new Map<string, SQLite.Statement>();
   const statement = (sql: string) => {
     let found = statements.get(sql);

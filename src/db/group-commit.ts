@@ -1,18 +1,9 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './types.ts';
-import { NotConnected, isStoreUnavailable } from './outage.ts';
+import { NotConnected, WholeBatchRefused, isStoreUnavailable } from './errors.ts';
 
-/**
- * Thrown by a whole-batch write when it is certain that nothing of the batch was kept (the database
- * answered with an error to a statement outside any transaction, or a local transaction rolled
- * back): only then may the careful path write the batch. Any other failure (a connection lost while
- * the statement may have committed) fails the batch instead, so nothing is ever written twice.
- */
-export class WholeBatchRefused extends Error {
-  constructor(readonly reason: unknown) {
-    super(`whole batch refused: ${reason instanceof Error ? reason.message : String(reason)}`);
-  }
-}
+// The whole-batch writers' refusal is an error of the database layer (errors.ts); still importable from here.
+export { WholeBatchRefused } from './errors.ts';
 
 /** Turns of the event loop a batch may wait for more items while they keep coming. */
 const MAX_WAIT_TURNS = 3;

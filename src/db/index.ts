@@ -2,51 +2,27 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { PostgresDialect, SqliteDialect, sql, type Kysely } from 'kysely';
 import type { Database } from './types.ts';
 import { startCheckpointer } from './checkpointer.ts';
-import { WholeBatchRefused } from './group-commit.ts';
-import { NotConnected, isStoreUnavailable } from './outage.ts';
+import { makeAtOnce } from './at-once.ts';
+import { Db, type Dialect, type NamedStatementRunner } from './db.ts';
+import { NotConnected, WholeBatchRefused, isStoreUnavailable } from './errors.ts';
 
-export type Dialect = 'sqlite' | 'postgres';
+export { Db, type Capabilities, type Dialect, type NamedStatementRunner, type RawReader } from './db.ts';
 
-/** Runs compiled SQL straight on the driver, skipping Kysely's per-query machinery (hot reads). */
-export type RawReader = (sql: string, params: readonly unknown[]) => Promise<unknown[]>;
-
-const rawReaders = new WeakMap<Kysely<Database>, RawReader>();
-
-export function rawReaderOf(db: Kysely<Database>): RawReader | undefined {
-  return rawReaders.get(db);
-}
-
-/**
- * Postgres only: runs a named (server-side prepared) statement on its own, outside any transaction.
- * An error the server reported comes back as WholeBatchRefused (nothing was kept); a lost
- * connection comes back as it is (the statement may have committed).
- */
-export type NamedStatementRunner = (name: string, sql: string, params: readonly unknown[]) => Promise<unknown[]>;
-
-const namedRunners = new WeakMap<Kysely<Database>, NamedStatementRunner>();
-const sqliteWriters = new WeakMap<Kysely<Database>, SQLite.Database>();
-
-/**
- * SQLite only: the write connection itself, for hot writes done synchronously in one transaction
- * without Kysely's per-statement machinery. Use it only through `atOnce` (db/at-once.ts).
- */
-export function sqliteWriterOf(db: Kysely<Database>): SQLite.Database | undefined {
-  return sqliteWriters.get(db);
-}
-
-export function namedStatementsOf(db: Kysely<Database>): NamedStatementRunner | undefined {
-  return namedRunners.get(db);
-}
-
-export interface Db {
-  db: Kysely<Database>;
+/** A database createDb opened: `db` is the Kysely instance with its capabilities. */
+export interface OpenDb {
+  db: Db;
   dialect: Dialect;
   /** The Postgres schema every connection uses, when not the default one. */
   schema?: string;
   close(): Promise<void>;
+}
+
+/** SQLite only: the write connection (tests tune it); the code itself writes through `atOnce`. */
+export function sqliteWriterOf(db: Kysely<Database>): SQLite.Database | undefined {
+  return db instanceof Db ? db.sqliteWriter : undefined;
 }
 
 export interface DbOptions {
@@ -97,7 +73,7 @@ export function sqlitePath(url: string): string {
   return file === '' ? ':memory:' : file;
 }
 
-export function createDb(url: string, options: DbOptions = {}): Db {
+export function createDb(url: string, options: DbOptions = {}): OpenDb {
   if (url.startsWith('sqlite:')) {
     const file = sqlitePath(url);
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -108,14 +84,17 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     database.pragma('synchronous = NORMAL');
     database.pragma('foreign_keys = ON');
     const cached = withStatementCache(database);
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });
     // Hot reads go to a second, read-only connection: they never wait behind a write transaction,
     // and never see one that has not committed (WAL gives readers the last committed state).
     const reader = file === ':memory:' ? undefined : new SQLite(file, { readonly: true });
     reader?.pragma('busy_timeout = 5000');
     const reads = reader ? withStatementCache(reader) : cached;
-    rawReaders.set(db, async (text, params) => reads.prepare(text).all(...params));
-    sqliteWriters.set(db, database);
+    const db = new Db({ dialect: new SqliteDialect({ database: cached }) }, {
+      dialect: 'sqlite',
+      rawReader: async (text, params) => reads.prepare(text).all(...params),
+      sqliteWriter: database,
+      atOnce: makeAtOnce(database),
+    });
     const checkpointer = file === ':memory:' ? undefined : startCheckpointer(file);
     return {
       db,
@@ -138,9 +117,17 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     keepAliveInitialDelayMillis: 10_000,
   });
   keepAliveOnConnectionErrors(pool, options.onConnectionError ?? (() => {}));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  rawReaders.set(db, async (text, params) => (await pool.query(text, params as unknown[])).rows);
-  namedRunners.set(db, async (name, text, params) => {
+  const schema = options.schema ?? schemaFromUrl(url);
+  const db = new Db({ dialect: new PostgresDialect({ pool }) }, {
+    dialect: 'postgres',
+    rawReader: async (text, params) => (await pool.query(text, params as unknown[])).rows,
+    namedStatements: namedStatementRunner(pool),
+  });
+  return { db, dialect: 'postgres', schema, close: () => db.destroy() };
+}
+
+function namedStatementRunner(pool: pg.Pool): NamedStatementRunner {
+  return async (name, text, params) => {
     const client = await pool.connect().catch((error) => Promise.reject(new NotConnected(error)));
     let broken: Error | undefined;
     try {
@@ -152,8 +139,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     } finally {
       client.release(broken);
     }
-  });
-  return { db, dialect: 'postgres', schema: options.schema ?? schemaFromUrl(url), close: () => db.destroy() };
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Kysely, Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
-import { createDb, type Db, type Dialect } from './index.ts';
+import { createDb, type OpenDb, type Dialect } from './index.ts';
 import { explainDatabaseError } from './outage.ts';
 
 // Each migration takes the dialect, so the few differences (auto-increment ids) stay in one place.
@@ -340,7 +340,7 @@ const changedElsewhere = (error: unknown) => ['42703', '42P01', '3F000'].include
 
 /** `gateway migrate` and a cluster's primary: open, migrate, close; a failure names DATABASE_URL. */
 export async function migrateDatabase(url: string): Promise<string[]> {
-  let opened: Db | undefined;
+  let opened: OpenDb | undefined;
   try {
     opened = createDb(url);
     return await migrateToLatest(opened.db, opened.dialect, opened.schema);

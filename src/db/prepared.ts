@@ -1,6 +1,6 @@
 import { CompiledQuery, PostgresAdapter, type Compilable, type Insertable, type Kysely } from 'kysely';
 import type { Database } from './types.ts';
-import { rawReaderOf } from './index.ts';
+import { Db, type Dialect } from './db.ts';
 
 /**
  * A query on the hot path, built and compiled once per database instead of on every request.
@@ -8,15 +8,11 @@ import { rawReaderOf } from './index.ts';
  * given in the order the builder used them.
  */
 export function preparedQuery<Row, Params extends unknown[]>(build: (db: Kysely<Database>, ...placeholders: Params) => Compilable<Row>) {
-  const compiled = new WeakMap<Kysely<Database>, string>();
+  const texts: Partial<Record<Dialect, string>> = {};
   return async (db: Kysely<Database>, ...params: Params): Promise<Row[]> => {
-    let text = compiled.get(db);
-    if (text === undefined) {
-      text = build(db, ...params).compile().sql;
-      compiled.set(db, text);
-    }
-    const raw = rawReaderOf(db);
-    if (raw) return (await raw(text, params)) as Row[];
+    // The database itself reads on the driver directly; a transaction goes through Kysely.
+    if (db instanceof Db) return (await db.rawReader((texts[db.dialect] ??= build(db, ...params).compile().sql), params)) as Row[];
+    const text = (texts[flavourOf(db)] ??= build(db, ...params).compile().sql);
     return (await db.executeQuery(CompiledQuery.raw(text, params) as CompiledQuery<Row>)).rows;
   };
 }
@@ -25,7 +21,7 @@ export function preparedQuery<Row, Params extends unknown[]>(build: (db: Kysely<
  * Which SQL flavour a Kysely instance or transaction compiles to. Asked of the adapter: every
  * transaction is a new instance, so compiling a probe query per instance cost a compile per write.
  */
-function flavourOf(db: Kysely<Database>): 'postgres' | 'sqlite' {
+function flavourOf(db: Kysely<Database>): Dialect {
   return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
 
@@ -34,7 +30,7 @@ function flavourOf(db: Kysely<Database>): 'postgres' | 'sqlite' {
  * joins the caller's transaction). `params` must follow the order the builder used.
  */
 export function compiledStatement(build: (db: Kysely<Database>) => Compilable<unknown>) {
-  const texts: Partial<Record<'postgres' | 'sqlite', string>> = {};
+  const texts: Partial<Record<Dialect, string>> = {};
   return async (db: Kysely<Database>, params: unknown[]) => {
     const flavour = flavourOf(db);
     const text = (texts[flavour] ??= build(db).compile().sql);

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { namedStatementsOf } from '../../db/index.ts';
+import { Db } from '../../db/db.ts';
 import type { Database, Task } from '../../db/types.ts';
 import { assertAmount } from '../billing/ledger-rows.ts';
 import { ledgerRowsAllFound, ledgerMovementCtes } from '../billing/ledger-statement.ts';
@@ -66,7 +66,7 @@ select ${ledgerRowsAllFound('holds')} as ok`;
  * then takes the careful path). Undefined when the database is not Postgres.
  */
 export function submitStatementFor(db: Kysely<Database>): ((tasks: Task[]) => Promise<void>) | undefined {
-  const run = namedStatementsOf(db);
+  const run = db instanceof Db ? db.namedStatements : undefined;
   if (!run) return undefined;
   return async (tasks) => {
     for (const task of tasks) assertAmount(task.hold_amount);

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import { atOnceFor, type Statement } from '../../db/at-once.ts';
-import { namedStatementsOf } from '../../db/index.ts';
+import { Db } from '../../db/db.ts';
 import type { Database } from '../../db/types.ts';
 import { applyAllAtOnce } from '../billing/ledger-at-once.ts';
 import { ledgerRowsAllFound, ledgerMovementCtes } from '../billing/ledger-statement.ts';
 import { assertAmount } from '../billing/ledger-rows.ts';
-import { WholeBatchRefused } from '../../db/group-commit.ts';
+import { WholeBatchRefused } from '../../db/errors.ts';
 import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, holdsOf, isFloatOp, repeatedSettles, settlesOf, USAGE_COLUMNS, usageOf, withRefund, type TextHold, type TextMoneyOp, type TextSettle } from './text-money-ops.ts';
 
 // A batch of text holds and settlements written whole, or not at all (the group commit then takes
@@ -133,7 +133,7 @@ export function writeTextMoneyWhole(db: Kysely<Database>): WriteWhole | undefine
         return outcomes(ops, (_, i) => written[i] !== undefined);
       });
   }
-  const run = namedStatementsOf(db);
+  const run = db instanceof Db ? db.namedStatements : undefined;
   if (!run) return undefined;
   return async (all) => {
     // The statement carries calls' own holds and settlements; a batch with a float's ops is written op by op.
