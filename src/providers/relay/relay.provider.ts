@@ -40,7 +40,9 @@ async function call(call: TaskCall, method: 'GET' | 'POST', path: string, option
   } catch {
     json = undefined;
   }
-  // 5xx and unreadable answers are retried by the job engine; 4xx are final for this task.
+  // A rate limit is "later", not "no": the task stays open there and is asked again (RelayBusy).
+  if (response.statusCode === 429) throw new RelayBusy(Number(response.headers['retry-after']));
+  // 5xx and unreadable answers are retried by the job engine; other 4xx are final for this task.
   if (response.statusCode >= 500 || json === undefined) {
     throw new Error(`relay upstream answered ${response.statusCode}`);
   }
@@ -49,6 +51,13 @@ async function call(call: TaskCall, method: 'GET' | 'POST', path: string, option
     throw new UpstreamRejected('upstream_error', `Upstream refused the task: ${message}`);
   }
   return json;
+}
+
+/** The upstream gateway answered 429: a submit goes to the next channel, a poll asks again later. */
+export class RelayBusy extends Error {
+  constructor(readonly retryAfterSeconds: number) {
+    super(`relay upstream answered 429 (retry after ${Number.isFinite(retryAfterSeconds) ? retryAfterSeconds : '?'} s)`);
+  }
 }
 
 export class RelayProvider implements TaskProvider {
@@ -66,7 +75,15 @@ export class RelayProvider implements TaskProvider {
 
   async poll(task: TaskCall): Promise<ProviderStep> {
     const id = encodeURIComponent(task.task.upstream_id ?? '');
-    const record = (await call(task, 'GET', `/v1/tasks/${id}`, this.options))?.data;
+    let record: any;
+    try {
+      record = (await call(task, 'GET', `/v1/tasks/${id}`, this.options))?.data;
+    } catch (err) {
+      if (!(err instanceof RelayBusy)) throw err;
+      // Its Retry-After, but never more than ten poll intervals: its window may end sooner for us.
+      const wait = Number.isFinite(err.retryAfterSeconds) ? err.retryAfterSeconds * 1000 : this.options.pollMs;
+      return { state: 'pending', pollAt: Date.now() + Math.min(Math.max(wait, this.options.pollMs), 10 * this.options.pollMs) };
+    }
     if (record?.status === 'completed') return { state: 'completed', result: rehosted(record.result ?? {}) };
     if (record?.status === 'failed') {
       return {
