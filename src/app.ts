@@ -10,6 +10,7 @@ import { badRequest, serviceUnavailable } from './http/errors.ts';
 import type { Config } from './config.ts';
 import { ErrorEnvelope } from './http/schemas.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
+import { adminTasksRoutes } from './modules/admin/admin-tasks.routes.ts';
 import { registerConsolePages } from './modules/console/console-pages.ts';
 import { consoleRoutes } from './modules/console/console.routes.ts';
 import { sessionRoutes } from './modules/console/session.routes.ts';
@@ -183,6 +184,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(videosRoutes(ctx));
   await app.register(tasksRoutes(ctx));
   await app.register(filesRoutes(ctx));
+  await app.register(adminTasksRoutes(ctx));
   await app.register(webhooksRoutes(ctx));
   await app.register(avatarsRoutes(ctx));
   await app.register(upstreamCallbacksRoutes(ctx, await fileSigningSecret(ctx.db, ctx.config.fileUrlSecret)));

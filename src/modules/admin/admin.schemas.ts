@@ -106,3 +106,19 @@ export const CreatedKey = Type.Intersect([
   Key,
   Type.Object({ key: Type.String({ description: 'The secret key; shown only in this response' }) }),
 ]);
+
+export const TasksQuery = Type.Object({
+  user_id: Type.Optional(Type.String({ maxLength: 100 })),
+  before: Type.Optional(Type.String({ maxLength: 100 })),
+});
+
+export const Attempt = Type.Object({
+  attempt: Type.Integer(),
+  round: Type.Integer({ description: 'Bumped by each redelivery' }),
+  url: Type.String(),
+  at: Type.Integer({ description: 'Unix time, ms' }),
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  duration_ms: Type.Integer(),
+  outcome: Type.String({ description: 'delivered, retry, dropped, failed (4xx) or refused (address rules)' }),
+});

@@ -3,7 +3,8 @@ import type { AppContext } from '../../context.ts';
 import { bodyModel, keyGuard } from '../../http/auth.ts';
 import { DEFAULT_IMAGE_MODEL } from '../catalog/models.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
-import { ImageRequest, SubmitReceipt } from './images.schemas.ts';
+import { ImageRequest } from './images.schemas.ts';
+import { SubmitReceipt } from '../tasks/tasks.schemas.ts';
 import { submitImages } from './images.service.ts';
 
 export function imagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {

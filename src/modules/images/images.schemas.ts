@@ -22,13 +22,3 @@ export const ImageRequest = Type.Object(
   { additionalProperties: true },
 );
 export type ImageRequest = Static<typeof ImageRequest>;
-
-// SPEC 2.4: one element per submitted task.
-export const SubmitReceipt = Type.Object(
-  {
-    code: Type.Literal(200),
-    data: Type.Array(Type.Object({ status: Type.Literal('submitted'), task_id: Type.String() })),
-  },
-  { $id: 'SubmitReceipt' },
-);
-export type SubmitReceipt = Static<typeof SubmitReceipt>;

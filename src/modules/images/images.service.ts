@@ -3,7 +3,8 @@ import type { CachedKey } from '../../lib/key-cache.ts';
 import { quoteImages } from '../billing/quotes.ts';
 import { normalizeImageRequest } from '../catalog/image-rules.ts';
 import { submitGeneration } from '../tasks/submit-generation.ts';
-import type { ImageRequest, SubmitReceipt } from './images.schemas.ts';
+import type { ImageRequest } from './images.schemas.ts';
+import type { SubmitReceipt } from '../tasks/tasks.schemas.ts';
 
 export async function submitImages(ctx: AppContext, key: CachedKey, body: ImageRequest): Promise<SubmitReceipt> {
   const params = normalizeImageRequest(body);

@@ -6,7 +6,7 @@ import { notFound } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { getTask } from './tasks.repo.ts';
 import { taskRecordJson } from './task-record.ts';
-import { TaskRecord } from '../catalog/task-record.schema.ts';
+import { TaskRecord } from './tasks.schemas.ts';
 
 export function tasksRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.ts';
 import { bodyModel, keyGuard } from '../../http/auth.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
-import { SubmitReceipt } from '../images/images.schemas.ts';
+import { SubmitReceipt } from '../tasks/tasks.schemas.ts';
 import { VideoRequest } from './videos.schemas.ts';
 import { submitVideo } from './videos.service.ts';
 

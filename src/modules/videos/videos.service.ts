@@ -3,7 +3,7 @@ import { checkUsableAssets } from '../avatars/avatars.service.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import { quoteVideo } from '../billing/quotes.ts';
 import { normalizeVideoRequest } from '../catalog/video-rules.ts';
-import type { SubmitReceipt } from '../images/images.schemas.ts';
+import type { SubmitReceipt } from '../tasks/tasks.schemas.ts';
 import { submitGeneration } from '../tasks/submit-generation.ts';
 import type { VideoRequest } from './videos.schemas.ts';
 

@@ -1,8 +1,19 @@
 import { Type, type Static } from 'typebox';
 
+// The answer to an image or video submit: one element per submitted task.
+export const SubmitReceipt = Type.Object(
+  {
+    code: Type.Literal(200),
+    data: Type.Array(Type.Object({ status: Type.Literal('submitted'), task_id: Type.String() })),
+  },
+  { $id: 'SubmitReceipt' },
+);
+export type SubmitReceipt = Static<typeof SubmitReceipt>;
+
 const Links = { url: Type.Array(Type.String()), expires_at: Type.Integer({ description: 'Unix time; the links stop working then' }) };
 
-// SPEC 2.5: returned by GET /v1/tasks/{id} (wrapped) and pushed to callbacks (unwrapped).
+// The task record: returned by GET /v1/tasks/{id} (wrapped) and pushed to callbacks (unwrapped);
+// built by task-record.ts.
 export const TaskRecord = Type.Object(
   {
     id: Type.String(),
