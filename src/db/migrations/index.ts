@@ -1,0 +1,30 @@
+import type { DialectMigration } from './kit.ts';
+import { migration as m0001 } from './0001_accounts_keys_ledger.ts';
+import { migration as m0002 } from './0002_tasks_jobs_channels.ts';
+import { migration as m0003 } from './0003_webhooks.ts';
+import { migration as m0004 } from './0004_avatar_assets.ts';
+import { migration as m0005 } from './0005_usage.ts';
+import { migration as m0006 } from './0006_console.ts';
+import { migration as m0007 } from './0007_gateway_assert.ts';
+import { migration as m0008 } from './0008_text_holds.ts';
+import { migration as m0009 } from './0009_text_floats.ts';
+import { migration as m0010 } from './0010_key_policies_balance_alerts.ts';
+import { migration as m0011 } from './0011_channel_options.ts';
+import { migration as m0012 } from './0012_channel_health.ts';
+
+// Every migration in the order it runs. A name is stored in each database it ran on: never rename
+// one; a change is a new file with the next number, added at the end.
+export const migrations: Record<string, DialectMigration> = {
+  '0001_accounts_keys_ledger': m0001,
+  '0002_tasks_jobs_channels': m0002,
+  '0003_webhooks': m0003,
+  '0004_avatar_assets': m0004,
+  '0005_usage': m0005,
+  '0006_console': m0006,
+  '0007_gateway_assert': m0007,
+  '0008_text_holds': m0008,
+  '0009_text_floats': m0009,
+  '0010_key_policies_balance_alerts': m0010,
+  '0011_channel_options': m0011,
+  '0012_channel_health': m0012,
+};
