@@ -6,6 +6,8 @@ import { ClientGone, RequestSignal } from './call-signal.ts';
 
 export interface SseStream {
   send(data: unknown, event?: string): void;
+  /** Whole events already encoded (a same-format upstream's, forwarded as they came), in one write. */
+  write(parts: Buffer[]): void;
   end(): void;
   signal: AbortSignal;
 }
@@ -21,7 +23,8 @@ export function startSse(request: FastifyRequest, reply: FastifyReply): SseStrea
     connection: 'keep-alive',
     'x-accel-buffering': 'no',
   });
-  raw.flushHeaders();
+  // No flushHeaders(): every stream writes its first events at once, and the headers go with
+  // them in one packet (a write of their own cost each stream a syscall).
   request.raw.socket?.setNoDelay(true);
   raw.on('close', () => {
     if (!raw.writableFinished) controller.abort(new ClientGone());
@@ -31,6 +34,13 @@ export function startSse(request: FastifyRequest, reply: FastifyReply): SseStrea
     send(data, event) {
       if (raw.destroyed) return;
       raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+    },
+    write(parts) {
+      if (raw.destroyed) return;
+      if (parts.length === 1) return void raw.write(parts[0]);
+      raw.cork();
+      for (const part of parts) raw.write(part);
+      raw.uncork();
     },
     end() {
       if (!raw.destroyed) raw.end();

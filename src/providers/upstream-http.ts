@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import { Pool, type Dispatcher } from 'undici';
 import type { Channel } from '../db/types.ts';
 import { TextUpstreamUnavailable, type TextChunk, type TextProvider, type TextRequest, type TextResult } from '../modules/text/text.types.ts';
@@ -71,9 +72,11 @@ export async function postJsonWhole(call: UpstreamCall): Promise<WholeResponse> 
 
 /** Reads server-sent events from a response body: yields each `data:` payload. */
 export async function* sseData(body: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+  // A read can end inside a multi-byte character: the decoder keeps its first bytes for the next.
+  const decoder = new StringDecoder('utf8');
   let buffer = '';
   for await (const chunk of body) {
-    buffer += chunk.toString();
+    buffer += typeof chunk === 'string' ? chunk : decoder.write(chunk);
     let end: number;
     while ((end = buffer.indexOf('\n\n')) >= 0) {
       const event = buffer.slice(0, end);

@@ -53,7 +53,7 @@ async function stream(ctx: AppContext, call: TextCall, id: string, includeUsage:
       const chunk = step.value;
       if (chunk.type === 'delta') events.send(chatChunk(id, created, model, { content: chunk.text }));
       else if (chunk.type === 'tools') events.send(chatChunk(id, created, model, { tool_calls: chunk.calls }));
-      else {
+      else if (chunk.type === 'end') {
         events.send(chatChunk(id, created, model, {}, chunk.finish));
         if (includeUsage) events.send(chatChunk(id, created, model, undefined, undefined, chunk.usage));
       }

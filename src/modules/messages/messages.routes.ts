@@ -50,7 +50,10 @@ export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const text = fromMessages(request.body);
         const call: TextCall = { key: request.apiKey!, endpoint: 'messages', requestId: request.id, request: text, allDown: everyUpstreamFailed };
         const id = messageId();
-        if (request.body.stream) return stream(ctx, call, id, request, reply);
+        if (request.body.stream) {
+          text.messagesEvents = { id, model: request.body.model };
+          return stream(ctx, call, id, request, reply);
+        }
         const result = await generateText(ctx, call, clientGone(reply));
         return messageResponse(id, request.body.model, result.text, result.finish, result.stopSequence, result.usage);
       },
@@ -84,11 +87,17 @@ async function stream(ctx: AppContext, call: TextCall, id: string, request: Fast
   const first = await chunks.next();
   const events = startSse(request, reply);
   events.signal.addEventListener('abort', () => controller.abort(events.signal.reason), { once: true });
-  for (const [name, data] of streamEvents.start(id, call.request.model, promptTokens(call.request))) events.send(data, name);
+  // A messages upstream's own events (message_start first) go out as they came; others are encoded here.
+  const forwarding = !first.done && first.value.type === 'events';
+  if (!forwarding) for (const [name, data] of streamEvents.start(id, call.request.model, promptTokens(call.request))) events.send(data, name);
   try {
     for (let step = first; !step.done; step = await chunks.next()) {
       const chunk = step.value;
-      if (chunk.type === 'delta') {
+      if (chunk.type === 'events') {
+        events.write(chunk.parts);
+      } else if (forwarding) {
+        continue;
+      } else if (chunk.type === 'delta') {
         const [name, data] = streamEvents.delta(chunk.text);
         events.send(data, name);
       } else if (chunk.type === 'end') {

@@ -104,6 +104,8 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
   await sizePrompt(ctx, call.request, call.key);
   const money = await holdForCall(ctx, call);
   let produced = '';
+  // Forwarded events are read for their text only if the call ends without the upstream's usage.
+  const forwarded: { text(): string }[] = [];
   let usage: TextUsage | undefined;
   let status: TextOutcome = 'failed';
   try {
@@ -119,6 +121,7 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
       for (let step = first; !step.done; step = await iterator.next()) {
         const chunk = step.value;
         if (chunk.type === 'delta') produced += chunk.text;
+        else if (chunk.type === 'events') forwarded.push(chunk);
         else if (chunk.type === 'end') usage = chunk.usage;
         yield chunk;
       }
@@ -128,6 +131,7 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
     throw call.allDown();
   } finally {
     if (signal.aborted && status !== 'ok') status = 'aborted';
+    if (!usage) produced += forwarded.map((events) => events.text()).join('');
     const counted = usage ?? { inputTokens: status === 'failed' ? 0 : promptTokens(call.request), outputTokens: textTokens(produced) };
     settleCall(ctx, call, money, counted, produced && status === 'failed' ? 'aborted' : status);
   }

@@ -25,6 +25,11 @@ export interface TextRequest {
    * tool_choice, response_format, ...): routed only to providers that declare `takesChatTools`.
    */
   chatTools?: Record<string, unknown>;
+  /**
+   * A messages caller's stream: a messages upstream forwards its events as they are (TextChunk
+   * `events`), message_start saying this id and model.
+   */
+  messagesEvents?: { id: string; model: string };
 }
 
 export type FinishReason = 'stop' | 'max_tokens' | 'stop_sequence' | 'tool_calls';
@@ -51,6 +56,8 @@ export type TextChunk =
   | { type: 'delta'; text: string }
   /** Tool-call deltas of a chat-completions upstream, passed on as they came. */
   | { type: 'tools'; calls: unknown[] }
+  /** A same-format upstream's whole events, as bytes to write at once (see TextRequest.messagesEvents); `text()` reads their text. */
+  | { type: 'events'; parts: Buffer[]; text(): string }
   | { type: 'end'; finish: FinishReason; stopSequence: string | null; usage: TextUsage };
 
 export interface TextProvider {

@@ -5,12 +5,13 @@ import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
+import { FINISH, forwardEvents } from './messages.events.ts';
 
 // An upstream that speaks the messages format itself (POST /v1/messages), with the headers the
 // vendor's API requires: the key in `x-api-key` and `anthropic-version: 2023-06-01`. The request goes
-// through nearly unchanged; usage comes from message_start and message_delta.
+// through nearly unchanged; usage comes from message_start and message_delta. A messages caller's
+// stream gets the upstream's events as bytes (messages.events.ts); others get them parsed.
 
-const FINISH: Record<string, FinishReason> = { end_turn: 'stop', stop_sequence: 'stop_sequence', max_tokens: 'max_tokens' };
 export const API_VERSION = '2023-06-01';
 
 function toMessages(request: TextRequest, stream: boolean) {
@@ -50,6 +51,7 @@ export class MessagesText extends UpstreamText {
   async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
     const response = await this.post('/v1/messages', toMessages(request, true), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
+    if (request.messagesEvents) return yield* forwardEvents(response.body, request, request.messagesEvents);
     let produced = '';
     let inputTokens: number | undefined;
     let outputTokens: number | undefined;
