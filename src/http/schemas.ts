@@ -7,8 +7,8 @@ export const ErrorEnvelope = Type.Object(
       {
         code: Type.Integer({ description: 'Equals the HTTP status' }),
         message: Type.String(),
-        type: Type.Optional(Type.String({ description: 'Standard envelope (SPEC 7.1)' })),
-        status: Type.Optional(Type.String({ description: 'Native text envelope (SPEC 7.2)' })),
+        type: Type.Optional(Type.String({ description: 'Standard envelope' })),
+        status: Type.Optional(Type.String({ description: 'Native text envelope (/v1beta and /gemini)' })),
       },
       { additionalProperties: true },
     ),

@@ -37,7 +37,7 @@ export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         preValidation: keyGuard(ctx, { model: fixedModel(AVATAR_REVIEW_MODEL) }),
         schema: {
           tags: ['avatars'],
-          summary: 'Submit avatar assets for review (SPEC 4.3)',
+          summary: 'Submit avatar assets for review',
           security: [{ bearer: [] }],
           body: AvatarRequest,
           response: { 200: AvatarReceipt, 402: ErrorResponses[400], 503: ErrorResponses[400], ...ErrorResponses },

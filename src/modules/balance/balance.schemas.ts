@@ -11,7 +11,7 @@ export const KeyBalance = Type.Object(
     used_credits: Type.Optional(Type.Integer()),
     unlimited_quota: Type.Optional(Type.Boolean()),
   },
-  { $id: 'KeyBalance', description: 'Balance of the API key used in the call (SPEC 2.2)' },
+  { $id: 'KeyBalance', description: 'Balance of the API key used in the call' },
 );
 export type KeyBalance = Static<typeof KeyBalance>;
 
@@ -25,6 +25,6 @@ export const UserBalance = Type.Object(
     used_balance: Type.Optional(Type.Number()),
     used_credits: Type.Optional(Type.Integer()),
   },
-  { $id: 'UserBalance', description: 'Balance of the account that owns the key (SPEC 2.3)' },
+  { $id: 'UserBalance', description: 'Balance of the account that owns the key' },
 );
 export type UserBalance = Static<typeof UserBalance>;

@@ -24,7 +24,7 @@ export const Account = Type.Object({
   id: Type.String(),
   name: Type.String(),
   email: Type.Union([Type.String(), Type.Null()]),
-  remain_balance: Type.Number({ description: 'As GET /user/balance (SPEC 2.3)' }),
+  remain_balance: Type.Number({ description: 'As GET /user/balance' }),
   remain_credits: Type.Integer(),
   used_balance: Type.Number(),
   used_credits: Type.Integer(),
@@ -74,7 +74,7 @@ export const TaskRow = Type.Object(
     prompt: Type.Union([Type.String(), Type.Null()], { description: 'The prompt as submitted, cut at 1,000 characters; null when the task has none' }),
     callback: Type.Union([Type.String(), Type.Null()]),
     callback_refused: Type.Union([Type.Object({ url: Type.String(), reason: Type.String() }), Type.Null()], {
-      description: 'The callback address given at submit or delivery was refused (SPEC 6.6): no callback is sent',
+      description: 'The callback address given at submit or delivery was refused by the address rules: no callback is sent',
     }),
     images: Type.Array(Type.String(), { description: 'Result image links (signed, expiring)' }),
     videos: Type.Array(Type.String()),

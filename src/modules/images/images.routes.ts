@@ -15,7 +15,7 @@ export function imagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         preValidation: keyGuard(ctx, { model: bodyModel(DEFAULT_IMAGE_MODEL) }),
         schema: {
           tags: ['images'],
-          summary: 'Submit an image generation task (SPEC 4.6)',
+          summary: 'Submit an image generation task',
           security: [{ bearer: [] }],
           body: ImageRequest,
           response: { 200: SubmitReceipt, 402: ErrorResponses[400], 503: ErrorResponses[400], ...ErrorResponses },

@@ -14,7 +14,7 @@ export function videosRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         preValidation: keyGuard(ctx, { model: bodyModel() }),
         schema: {
           tags: ['videos'],
-          summary: 'Submit a video generation task (SPEC 4.5)',
+          summary: 'Submit a video generation task',
           security: [{ bearer: [] }],
           body: VideoRequest,
           response: { 200: SubmitReceipt, 402: ErrorResponses[400], 503: ErrorResponses[400], ...ErrorResponses },
