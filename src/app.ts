@@ -29,6 +29,7 @@ import { nativeRoutes } from './modules/text/native.routes.ts';
 import { messagesRoutes } from './modules/messages/messages.routes.ts';
 import { chatRoutes } from './modules/chat/chat.routes.ts';
 import { modelsRoutes } from './modules/models/models.routes.ts';
+import { documentModels } from './modules/models/models.openapi.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -159,6 +160,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   registerPreflight(app);
 
   await app.register(swagger, {
+    // Model enums and working examples, in the document only (models.openapi.ts says why).
+    transform: documentModels,
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Generation Gateway', version: '1', description: 'HTTP JSON gateway for generative models, billed per API key.' },
