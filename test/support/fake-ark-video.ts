@@ -36,6 +36,8 @@ export interface FakeArkTask {
   forced?: FakeArkTask['status'];
   deleted?: boolean;
   callbacks: number;
+  /** This task's own times (options.timing), else the fake's queuedMs / runningMs at each read. */
+  timing?: { queuedMs: number; runningMs: number };
 }
 
 export interface FakeArkVideo {
@@ -57,6 +59,10 @@ export interface FakeArkVideo {
   downloads: number;
   /** Video files are sent this slowly (ms for the whole body), for crash tests. */
   slowFileMs: number;
+  /** When the task ends there by its times (ms since the epoch), for benches timing our ending. */
+  endsAt(id: string): number | undefined;
+  /** Gives an open task new times (from its creation), e.g. to end thousands over the next minute. */
+  retime(id: string, timing: { queuedMs: number; runningMs: number }): void;
   close(): Promise<void>;
 }
 
@@ -93,7 +99,15 @@ function checkBody(body: any): string | undefined {
   return undefined;
 }
 
-export async function startFakeArkVideo(options: { apiKey?: string; queuedMs?: number; runningMs?: number } = {}): Promise<FakeArkVideo> {
+export interface FakeArkVideoOptions {
+  apiKey?: string;
+  queuedMs?: number;
+  runningMs?: number;
+  /** Times of the n-th created task (1-based), e.g. to finish thousands over a minute. */
+  timing?: (n: number) => { queuedMs: number; runningMs: number };
+}
+
+export async function startFakeArkVideo(options: FakeArkVideoOptions = {}): Promise<FakeArkVideo> {
   let seq = 0;
   const fake = {
     apiKey: options.apiKey ?? 'ark-test-key',
@@ -108,11 +122,13 @@ export async function startFakeArkVideo(options: { apiKey?: string; queuedMs?: n
   } as unknown as FakeArkVideo;
 
   const prompt = (t: FakeArkTask) => String(t.body.content.find((c: any) => c.type === 'text')?.text ?? '');
+  const timesOf = (t: FakeArkTask) => t.timing ?? { queuedMs: fake.queuedMs, runningMs: fake.runningMs };
   const statusOf = (t: FakeArkTask): FakeArkTask['status'] => {
     if (t.forced) return t.forced;
     const age = Date.now() - t.createdAt;
-    if (age < fake.queuedMs) return 'queued';
-    if (age < fake.queuedMs + fake.runningMs) return 'running';
+    const { queuedMs, runningMs } = timesOf(t);
+    if (age < queuedMs) return 'queued';
+    if (age < queuedMs + runningMs) return 'running';
     const p = prompt(t);
     if (/\[ark:fail=/.test(p)) return 'failed';
     if (p.includes('[ark:expire]')) return 'expired';
@@ -147,6 +163,18 @@ export async function startFakeArkVideo(options: { apiKey?: string; queuedMs?: n
   fake.finish = (id, status) => {
     const t = fake.tasks.get(id);
     if (t) t.forced = status;
+    checks.get(id)?.();
+  };
+  fake.retime = (id, timing) => {
+    const t = fake.tasks.get(id);
+    if (t) t.timing = timing;
+    checks.get(id)?.();
+  };
+  fake.endsAt = (id) => {
+    const t = fake.tasks.get(id);
+    if (!t) return undefined;
+    const { queuedMs, runningMs } = timesOf(t);
+    return t.createdAt + queuedMs + runningMs;
   };
 
   // ModelArk calls callback_url on each status change with the task object.
@@ -161,17 +189,27 @@ export async function startFakeArkVideo(options: { apiKey?: string; queuedMs?: n
       fake.callbacksSent.push([t.id, statusOf(t), 0]);
     }
   };
+  // One timer per task at its next change (not a ticking interval: a bench keeps 10,000 open).
+  const checks = new Map<string, () => void>();
   const watch = (t: FakeArkTask) => {
     let last = '';
-    const timer = setInterval(() => {
-      if (t.deleted || !fake.tasks.has(t.id)) return clearInterval(timer);
+    let timer: NodeJS.Timeout | undefined;
+    const check = () => {
+      clearTimeout(timer);
+      if (t.deleted || !fake.tasks.has(t.id)) return void checks.delete(t.id);
       const now = statusOf(t);
-      if (now === last) return;
-      last = now;
-      if (['succeeded', 'failed', 'expired', 'cancelled'].includes(now)) clearInterval(timer);
-      void notify(t);
-    }, 10);
-    timer.unref();
+      if (now !== last) {
+        last = now;
+        void notify(t);
+      }
+      if (['succeeded', 'failed', 'expired', 'cancelled'].includes(now)) return void checks.delete(t.id);
+      const { queuedMs, runningMs } = timesOf(t);
+      const age = Date.now() - t.createdAt;
+      timer = setTimeout(check, Math.max(1, (age < queuedMs ? queuedMs : queuedMs + runningMs) - age + 1));
+      timer.unref();
+    };
+    checks.set(t.id, check);
+    check();
   };
 
   const server = http.createServer((req, res) => {
@@ -210,7 +248,8 @@ export async function startFakeArkVideo(options: { apiKey?: string; queuedMs?: n
         const text = String(body.content.find((c: any) => c.type === 'text')?.text ?? '');
         const reject = /\[ark:reject=([A-Za-z.]+)\]/.exec(text)?.[1];
         if (reject) return json(400, errorBody(reject, `The request failed: ${reject}`));
-        const task: FakeArkTask = { id: `cgt-${Date.now()}-${++seq}`, body, createdAt: Date.now(), status: 'queued', callbacks: 0 };
+        const n = ++seq;
+        const task: FakeArkTask = { id: `cgt-${Date.now()}-${n}`, body, createdAt: Date.now(), status: 'queued', callbacks: 0, ...(options.timing ? { timing: options.timing(n) } : {}) };
         fake.tasks.set(task.id, task);
         watch(task);
         return json(200, { id: task.id });
@@ -219,7 +258,8 @@ export async function startFakeArkVideo(options: { apiKey?: string; queuedMs?: n
         const ids = url.searchParams.getAll('filter.task_ids');
         const size = Number(url.searchParams.get('page_size') ?? 10);
         if (!Number.isInteger(size) || size < 1 || size > 500) return json(400, errorBody('InvalidParameter', 'page_size must be 1 to 500'));
-        const items = [...fake.tasks.values()].filter((t) => !t.deleted && (ids.length === 0 || ids.includes(t.id))).map(view);
+        const named = ids.length === 0 ? [...fake.tasks.values()] : ids.map((i) => fake.tasks.get(i)).filter((t) => t !== undefined);
+        const items = named.filter((t) => !t.deleted).map(view);
         return json(200, { total: items.length, items: items.slice(0, size) });
       }
       const task = fake.tasks.get(id);
@@ -229,6 +269,7 @@ export async function startFakeArkVideo(options: { apiKey?: string; queuedMs?: n
         const status = statusOf(task);
         if (status === 'queued') {
           task.forced = 'cancelled';
+          checks.get(task.id)?.();
           return json(200, {});
         }
         if (status === 'running') return json(400, errorBody('InvalidAction.TaskRunning', 'A running task cannot be cancelled'));
