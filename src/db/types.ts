@@ -97,6 +97,9 @@ export interface TasksTable {
   updated_at: number;
   /** Bumped by each operator redelivery; attempts are counted per round. */
   webhook_round: Generated<number>;
+  /** Tokens the upstream counted (per-token models); null when it counted none. */
+  input_tokens: number | null;
+  output_tokens: number | null;
 }
 
 export type JobKind = 'dispatch' | 'poll' | 'deliver' | 'alert' | 'cancel';

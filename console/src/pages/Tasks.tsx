@@ -38,6 +38,11 @@ export function Tasks() {
                   {task.prompt}
                 </p>
               )}
+              {task.usage && (
+                <p className="task-line" data-testid="task-usage">
+                  <span className="muted">Tokens</span> {task.usage.input_tokens.toLocaleString()} in, {task.usage.output_tokens.toLocaleString()} out
+                </p>
+              )}
               <CallbackLine task={task} />
               {task.error && <p className="error-text">{task.error}</p>}
               {task.images.length > 0 && (

@@ -11,6 +11,7 @@ import { migration as m0009 } from './0009_text_floats.ts';
 import { migration as m0010 } from './0010_key_policies_balance_alerts.ts';
 import { migration as m0011 } from './0011_channel_options.ts';
 import { migration as m0012 } from './0012_channel_health.ts';
+import { migration as m0013 } from './0013_task_usage.ts';
 
 // Every migration in the order it runs. A name is stored in each database it ran on: never rename
 // one; a change is a new file with the next number, added at the end.
@@ -27,4 +28,5 @@ export const migrations: Record<string, DialectMigration> = {
   '0010_key_policies_balance_alerts': m0010,
   '0011_channel_options': m0011,
   '0012_channel_health': m0012,
+  '0013_task_usage': m0013,
 };

@@ -12,6 +12,7 @@ import { userBalance } from '../balance/balance.service.ts';
 import { getKey } from '../accounts/keys.repo.ts';
 import { AlertBody, Key, CreatedKey } from '../admin/admin.schemas.ts';
 import { getTask, listTasks } from '../tasks/tasks.repo.ts';
+import { taskUsage } from '../tasks/task-record.ts';
 import type { TaskResult } from '../../providers/types.ts';
 import { listAttempts, rotateSigningSecret, signingSecret } from '../webhooks/webhooks.repo.ts';
 import * as S from './console.schemas.ts';
@@ -53,6 +54,7 @@ function taskRow(task: Task, ctx: AppContext, extras: RowExtras) {
     prompt: promptOf(task),
     callback: task.webhook,
     callback_refused: extras.refused.get(task.id) ?? null,
+    usage: taskUsage(task),
     images: (result?.images ?? []).flatMap((i) => i.url),
     videos: (result?.videos ?? []).flatMap((v) => v.url),
     error: task.error_message,

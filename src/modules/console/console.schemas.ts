@@ -62,6 +62,10 @@ export const AdminUsageCsvQuery = Type.Object({ user_id: Type.Optional(Type.Stri
 
 export const TasksQuery = Type.Object({ before: Type.Optional(Type.String({ maxLength: 100 })) });
 
+const TaskUsage = Type.Union([Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer() }), Type.Null()], {
+  description: 'Tokens the upstream counted (per-token models such as imglite-3.1); null when it counted none',
+});
+
 export const TaskRow = Type.Object(
   {
     id: Type.String(),
@@ -76,6 +80,7 @@ export const TaskRow = Type.Object(
     callback_refused: Type.Union([Type.Object({ url: Type.String(), reason: Type.String() }), Type.Null()], {
       description: 'The callback address given at submit or delivery was refused by the address rules: no callback is sent',
     }),
+    usage: TaskUsage,
     images: Type.Array(Type.String(), { description: 'Result image links (signed, expiring)' }),
     videos: Type.Array(Type.String()),
     error: Type.Union([Type.String(), Type.Null()]),

@@ -52,7 +52,7 @@ async function* tasks(db: Kysely<Database>, filter: UsageFilter): AsyncGenerator
   for (let after = ''; ; ) {
     let query = db
       .selectFrom('tasks')
-      .select(['id', 'key_id', 'kind', 'model', 'status', 'cost', 'hold_amount', 'created_at'])
+      .select(['id', 'key_id', 'kind', 'model', 'status', 'cost', 'hold_amount', 'created_at', 'input_tokens', 'output_tokens'])
       .where('id', '>', after)
       .orderBy('id')
       .limit(PAGE);
@@ -62,7 +62,7 @@ async function* tasks(db: Kysely<Database>, filter: UsageFilter): AsyncGenerator
     const page = await query.execute();
     for (const t of page) {
       const cost = t.cost === null ? Number(t.hold_amount) : Number(t.cost);
-      yield { at: Number(t.created_at), keyId: t.key_id, model: t.model, endpoint: TASK_ENDPOINTS[t.kind] ?? t.kind, inputTokens: 0, outputTokens: 0, cost, status: t.status, id: t.id };
+      yield { at: Number(t.created_at), keyId: t.key_id, model: t.model, endpoint: TASK_ENDPOINTS[t.kind] ?? t.kind, inputTokens: Number(t.input_tokens ?? 0), outputTokens: Number(t.output_tokens ?? 0), cost, status: t.status, id: t.id };
     }
     if (page.length < PAGE) return;
     after = page[page.length - 1]!.id;

@@ -39,6 +39,8 @@ export const TASK_COLUMNS = [
   ['completed_at', 'bigint'],
   ['updated_at', 'bigint'],
   ['webhook_round', 'int'],
+  ['input_tokens', 'int'],
+  ['output_tokens', 'int'],
 ] as const satisfies readonly (readonly [keyof Task, string])[];
 
 const names = TASK_COLUMNS.map(([name]) => name).join(', ');

@@ -40,3 +40,8 @@ export function taskRecord(task: Task, money: MoneyFormat, now = Date.now()): Re
 export function taskRecordJson(task: Task, money: MoneyFormat, now = Date.now()): string {
   return JSON.stringify(taskRecord(task, money, now));
 }
+
+/** The tokens an upstream counted for a task, for the operator and the console; null when none. */
+export function taskUsage(task: Pick<Task, 'input_tokens' | 'output_tokens'>): { input_tokens: number; output_tokens: number } | null {
+  return task.input_tokens === null || task.output_tokens === null ? null : { input_tokens: Number(task.input_tokens), output_tokens: Number(task.output_tokens) };
+}

@@ -76,6 +76,8 @@ export function newTask(input: SubmitInput): Task {
     completed_at: null,
     updated_at: now,
     webhook_round: 0,
+    input_tokens: null,
+    output_tokens: null,
   };
   return task;
 }
@@ -116,6 +118,7 @@ export async function endTask(
       result: ending.result ? JSON.stringify(ending.result) : null,
       error_code: ending.state === 'failed' ? ending.code : null,
       error_message: ending.state === 'failed' ? ending.message : null,
+      ...(ending.state === 'completed' && ending.usage ? { input_tokens: ending.usage.inputTokens, output_tokens: ending.usage.outputTokens } : {}),
     });
     if (!won) return false;
     await refund(trx, {
