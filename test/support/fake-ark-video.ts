@@ -181,12 +181,14 @@ export async function startFakeArkVideo(options: FakeArkVideoOptions = {}): Prom
   const notify = async (t: FakeArkTask) => {
     const url = t.body.callback_url;
     if (!url || !fake.sendCallbacks) return;
+    // The status this callback carries, not the one the task has by the time the answer comes back.
+    const status = statusOf(t);
     const body = JSON.stringify(view(t));
     try {
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      fake.callbacksSent.push([t.id, statusOf(t), res.status]);
+      fake.callbacksSent.push([t.id, status, res.status]);
     } catch {
-      fake.callbacksSent.push([t.id, statusOf(t), 0]);
+      fake.callbacksSent.push([t.id, status, 0]);
     }
   };
   // One timer per task at its next change (not a ticking interval: a bench keeps 10,000 open).
