@@ -39,7 +39,7 @@ export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         preValidation: keyGuard(ctx, { model: bodyModel() }),
         schema: {
           tags: ['text'],
-          summary: 'Messages (SPEC 4.8): answered in the messages format itself; `stream: true` for events',
+          summary: 'Messages: answered in the messages format itself; `stream: true` for events',
           security: [{ apiKey: [] }],
           body: MessagesRequest,
           response: { 200: MessagesResponse, ...ErrorResponses },

@@ -16,7 +16,7 @@ export function tasksRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         preValidation: keyGuard(ctx),
         schema: {
           tags: ['tasks'],
-          summary: 'Poll an image, video or avatar task (SPEC 4.4)',
+          summary: 'Poll an image, video or avatar task',
           security: [{ bearer: [] }],
           params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
           response: { 200: Type.Object({ code: Type.Literal(200), data: TaskRecord }), 404: ErrorResponses[400], ...ErrorResponses },

@@ -27,8 +27,8 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     const querystring = Type.Object({ alt: Type.Optional(Type.String()), key: Type.Optional(Type.String()) }, { additionalProperties: true });
     const security: Record<string, string[]>[] = [{ bearer: [] }, { googApiKey: [] }];
     for (const [url, shape, summary, ok] of [
-      ['/v1beta/models/*', wrapped, 'Native text: /v1beta/models/{model}:generateContent | :streamGenerateContent (?alt=sse) | :countTokens (SPEC 4.7)', Type.Object({ code: Type.Literal(200), data: Type.Unknown() }, { description: 'data is SPEC 2.7' })],
-      ['/gemini/v1beta/models/*', bare, 'The Gemini API surface (unwrapped answers): the official Gemini SDK with baseUrl <gateway>/gemini', Type.Unknown({ description: 'SPEC 2.7, unwrapped' })],
+      ['/v1beta/models/*', wrapped, 'Native text: /v1beta/models/{model}:generateContent | :streamGenerateContent (?alt=sse) | :countTokens', Type.Object({ code: Type.Literal(200), data: Type.Unknown() }, { description: 'data: candidates, promptFeedback and usageMetadata' })],
+      ['/gemini/v1beta/models/*', bare, 'The Gemini API surface (unwrapped answers): the official Gemini SDK with baseUrl <gateway>/gemini', Type.Unknown({ description: 'The Gemini API answer, not wrapped' })],
     ] as const) {
       app.post(
         url,

@@ -5,7 +5,7 @@ import { RelayProvider } from './relay.provider.ts';
 
 export const relayChannel: ChannelTypeEntry = {
   type: 'relay',
-  summary: 'another gateway that speaks this SPEC (Bearer key): tasks, and text through its native endpoint',
+  summary: 'another copy of this gateway (Bearer key): tasks, and text through its native endpoint',
   serves: ['text', 'image', 'video', 'avatar'],
   baseUrl: 'required',
   options: Options({}),
