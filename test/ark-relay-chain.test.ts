@@ -126,7 +126,7 @@ describe(`gateway -> gateway -> ModelArk [${backendName}]`, () => {
     // Refunded on both: each failed task's ledger rows sum to nothing; only the success is paid.
     for (const [store, ids] of [
       [storeA, [good, ...failing]],
-      [storeB, (await storeA.db.selectFrom('tasks').select('upstream_id').where('id', 'in', [good, ...failing]).execute()).map((t) => t.upstream_id!)],
+      [storeB, await Promise.all([good, ...failing].map(async (id) => (await storeA.db.selectFrom('tasks').select('upstream_id').where('id', '=', id).executeTakeFirstOrThrow()).upstream_id!))],
     ] as const) {
       const rows = await store.db.selectFrom('ledger').select(['ref', 'kind', 'balance_delta']).where('ref', 'in', ids).execute();
       const sums = ids.map((id) => rows.filter((r) => r.ref === id).reduce((s, r) => s + Number(r.balance_delta), 0));
