@@ -379,6 +379,11 @@ describe(`ark upstream callbacks [${backendName}]`, () => {
     expect((await c.app.inject({ method: 'GET', url: `/v1/tasks/${id}`, headers: auth })).json().data.status).toBe('processing');
     // The URL ModelArk was given works: one callback, one poll, and the task ends as the poll says.
     const upstream = [...cb.tasks.values()].find((t) => t.body.content[0].text.startsWith('a forged heron'))!;
+    // A callback that reports no ending (queued, running) is answered and polls nothing.
+    const running = await c.app.inject({ method: 'POST', url: new URL(upstream.body.callback_url).pathname, payload: { status: 'running' } });
+    expect(running.statusCode).toBe(200);
+    await sleep(200);
+    expect(pollsBefore()).toBe(polls);
     await sleep(Math.max(0, upstream.createdAt + 400 - Date.now())); // it has failed there by now
     const right = await c.app.inject({ method: 'POST', url: new URL(upstream.body.callback_url).pathname, payload: { status: 'succeeded' } });
     expect(right.statusCode).toBe(200);

@@ -11,6 +11,25 @@ import { pollNow } from './upstream-callbacks.repo.ts';
 // only moves the task's next poll to now, so a forged or replayed one can at most cost one GET. A
 // wrong token and an unknown task get the same 404, and the route has its own rate limit.
 
+const ENDINGS = new Set(['succeeded', 'failed', 'expired', 'cancelled']);
+const POLL_NOW_TRIES = 5;
+const POLL_NOW_RETRY_MS = 500;
+
+/**
+ * Makes the task's poll due now. A poll running at this moment (its job leased) may have read the
+ * upstream just before the ending: the change is tried again shortly, so the ending is not left for
+ * the next poll of the backoff.
+ */
+function pollSoon(ctx: AppContext, taskId: string, tries: number): void {
+  pollNow(ctx.db, taskId).then(
+    (outcome) => {
+      if (outcome === 'moved') ctx.wakeWorkers();
+      else if (outcome === 'running' && tries > 1) setTimeout(() => pollSoon(ctx, taskId, tries - 1), POLL_NOW_RETRY_MS).unref();
+    },
+    (err) => ctx.logger.warn({ err, task: taskId }, 'could not bring a poll forward after an upstream callback'),
+  );
+}
+
 export function upstreamCallbacksRoutes(ctx: AppContext, secret: string): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
@@ -37,7 +56,11 @@ export function upstreamCallbacksRoutes(ctx: AppContext, secret: string): Fastif
           ctx.logger[level]({ task: task.id, status: task.status, upstreamStatus: reported }, 'upstream callback for a task that already ended; its ending stands');
           return {};
         }
-        if (await pollNow(ctx.db, task.id)) ctx.wakeWorkers();
+        // Only an ending is worth a poll now: queued and running callbacks would double the polls
+        // for nothing (progress is estimated between polls). The status is a hint, never the result.
+        const reported = (request.body as { status?: unknown } | undefined)?.status;
+        if (typeof reported === 'string' && !ENDINGS.has(reported)) return {};
+        pollSoon(ctx, task.id, POLL_NOW_TRIES);
         return {};
       },
     );
