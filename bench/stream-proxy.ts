@@ -14,3 +14,5 @@ http
     res.end();
   })
   .listen(Number(process.env.PORT), '127.0.0.1', () => console.log('ready'));
+// A clean exit on SIGTERM, so `--cpu-prof` (NODE_ARGS) writes its profile.
+process.on('SIGTERM', () => process.exit(0));

@@ -1,13 +1,14 @@
 import { StringDecoder } from 'node:string_decoder';
-import { Pool, type Dispatcher } from 'undici';
+import { Pool } from 'undici';
 import type { Channel } from '../db/types.ts';
 import { TextUpstreamUnavailable, type TextChunk, type TextProvider, type TextRequest, type TextResult } from '../modules/text/text.types.ts';
 import type { CallSignal } from '../http/call-signal.ts';
+import { requestStreamed, type StreamedResponse } from './upstream-stream.ts';
 import { requestWhole, type WholeResponse } from './upstream-whole.ts';
 
 // One keep-alive undici pool per upstream origin (undici is several times faster here than the
-// global fetch): streams go through its `request`, whole answers through a lighter dispatch handler
-// on the same pool (upstream-whole.ts). Failures that another channel might not have become
+// global fetch): streams and whole answers each go through a small dispatch handler on the pool
+// (upstream-stream.ts, upstream-whole.ts). Failures that another channel might not have become
 // TextUpstreamUnavailable (connection errors, timeouts, 429, 5xx); other answers are returned.
 
 const pools = new Map<string, Pool>();
@@ -44,10 +45,10 @@ function dispatchOptions(call: UpstreamCall) {
 }
 
 /** A streamed call: the answer's body is read as it arrives. */
-export async function postJson(call: UpstreamCall): Promise<Dispatcher.ResponseData> {
-  let response: Dispatcher.ResponseData;
+export async function postJson(call: UpstreamCall): Promise<StreamedResponse> {
+  let response: StreamedResponse;
   try {
-    response = await poolFor(call.origin).request({ ...dispatchOptions(call), signal: call.signal });
+    response = await requestStreamed(poolFor(call.origin), dispatchOptions(call), call.signal);
   } catch (err) {
     throw unavailable(call, err);
   }
