@@ -6,7 +6,8 @@ import { PORTKEY_VERSION, portkeyMessagesHeaders, startPortkey } from './portkey
 // Streamed messages passthrough: an upstream that sends EVENTS (200) text deltas of ~20 tokens per
 // call (bench/stream-upstream.ts), reached (a) directly, (b) through a bare Node proxy that pipes
 // the bytes (bench/stream-proxy.ts), (c) through Portkey from npm and (d) through this gateway
-// (auth, rate limit, hold, parsing every event, re-encoding it, settlement). Servers on core 0, load
+// (auth, rate limit, hold, the upstream's whole events forwarded with message_start renamed and
+// usage read, settlement). Where its time goes: bench/stream-profile.ts. Servers on core 0, load
 // on core 1. Two measures, in interleaved rounds as bench/text.ts does (the VM's speed drifts):
 // - events per second at 50 connections: whole streams per second times the events in each;
 // - time to first event: sequential requests on one keep-alive connection, from sending the request
