@@ -228,8 +228,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     http: httpTimeouts(env),
     dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 3000, 100, 600_000),
     keyCachePollMs: int(env, 'KEY_CACHE_POLL_MS', 500, 50, 60_000),
-    // Jobs wait on upstreams (an image call can take minutes, a poll gathers a batch): they are many, not busy.
-    workers: int(env, 'WORKERS', 64, 0, 1000),
+    workers: int(env, 'WORKERS', 16, 0, 1000),
     jobLeaseMs: int(env, 'JOB_LEASE_MS', 30_000, 100, 3_600_000),
     jobPollMs: int(env, 'JOB_POLL_MS', 200, 5, 60_000),
     simulatorLatencyMs: int(env, 'SIMULATOR_LATENCY_MS', 3000, 0, 3_600_000),

@@ -17,26 +17,28 @@ export function maxInFlight(channel: Channel): number | undefined {
   }
 }
 
-const count = (row: { n: number | string | bigint } | undefined) => Number(row?.n ?? 0);
-
 /** True when `task` may be handed to `channel` now. */
 export async function admitted(db: Kysely<Database>, channel: Channel, task: Task): Promise<boolean> {
   const max = maxInFlight(channel);
   if (max === undefined) return true;
-  const inFlight = count(
-    await db.selectFrom('tasks').select((eb) => eb.fn.countAll().as('n')).where('channel_id', '=', channel.id).where('status', '=', 'processing').executeTakeFirst(),
-  );
-  if (inFlight >= max) return false;
   const models = JSON.parse(channel.models) as string[];
-  // Task ids are time-ordered (ULIDs): a smaller id was submitted earlier.
-  const ahead = count(
-    await db
-      .selectFrom('tasks')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('status', '=', 'submitted')
-      .where('model', 'in', models.length > 0 ? models : [task.model])
-      .where('id', '<', task.id)
-      .executeTakeFirst(),
-  );
+  // Both counts in one statement, so one snapshot: counted apart, a task moving from submitted to
+  // processing between the two reads was in neither, and one task too many went out.
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb.selectFrom('tasks').select((e) => e.fn.countAll().as('n')).where('channel_id', '=', channel.id).where('status', '=', 'processing').as('in_flight'),
+      // Task ids are time-ordered (ULIDs): a smaller id was submitted earlier.
+      eb
+        .selectFrom('tasks')
+        .select((e) => e.fn.countAll().as('n'))
+        .where('status', '=', 'submitted')
+        .where('model', 'in', models.length > 0 ? models : [task.model])
+        .where('id', '<', task.id)
+        .as('ahead'),
+    ])
+    .executeTakeFirst();
+  const inFlight = Number(row?.in_flight ?? 0);
+  if (inFlight >= max) return false;
+  const ahead = Number(row?.ahead ?? 0);
   return ahead < max - inFlight;
 }
