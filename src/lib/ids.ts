@@ -1,7 +1,9 @@
 import { randomFillSync } from 'node:crypto';
 
 // ULID-shaped ids (`task_01J...`): 10 characters of millisecond time, then 16 random characters,
-// in Crockford base32, so ids sort by creation time. Random bytes come from a pool refilled in
+// in Crockford base32, so ids sort by creation time. Within one millisecond a process's ids are
+// monotonic (the ULID spec's rule: the random part of the previous id plus one), so they sort in
+// the order they were made: admission control sends tasks out in id order. Random bytes come from a pool refilled in
 // bulk, as one system call per id is measurable on the submit path.
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -45,4 +47,21 @@ function encodeRandom(): string {
   return out;
 }
 
-export const newId = (prefix: string): string => `${prefix}_${encodeTime(Date.now())}${encodeRandom()}`;
+let lastRandom = '';
+
+/** The previous random part plus one, in base 32 (an 80-bit overflow within a millisecond cannot happen). */
+function increment(random: string): string {
+  for (let i = random.length - 1; i >= 0; i--) {
+    const digit = ALPHABET.indexOf(random[i]!);
+    if (digit < 31) return random.slice(0, i) + ALPHABET[digit + 1] + '0'.repeat(random.length - i - 1);
+  }
+  return encodeRandom();
+}
+
+export function newId(prefix: string): string {
+  const ms = Date.now();
+  const sameMs = ms === encodedMs && lastRandom !== '';
+  const time = encodeTime(ms);
+  lastRandom = sameMs ? increment(lastRandom) : encodeRandom();
+  return `${prefix}_${time}${lastRandom}`;
+}
