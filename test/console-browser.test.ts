@@ -6,7 +6,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
-import { haveChromium, launchChromium } from './support/browser.ts';
+import { haveChromium, launchChromium, signInAsHolder, signInAsOperator } from './support/browser.ts';
 import { freePort } from './support/gateway-process.ts';
 import { startReceiver, waitUntil, type Receiver } from './support/receiver.ts';
 
@@ -59,21 +59,9 @@ async function newPage(viewport = VIEWPORTS.desktop): Promise<{ context: Browser
   return { context, page };
 }
 
-async function signInHolder(page: Page) {
-  await page.goto('/console/');
-  await page.getByLabel('Email').fill(account.email);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview' }).waitFor();
-}
+const signInHolder = (page: Page) => signInAsHolder(page, account.email, PASSWORD);
 
-async function signInOperator(page: Page) {
-  await page.goto('/console/');
-  await page.getByRole('tab', { name: 'Operator' }).click();
-  await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Totals' }).waitFor();
-}
+const signInOperator = (page: Page) => signInAsOperator(page, ADMIN_TOKEN);
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { GroupCommit, WholeBatchRefused } from '../src/db/group-commit.ts';
 import { createDb } from '../src/db/index.ts';
-import { NotConnected } from '../src/db/outage.ts';
+import { NotConnected } from '../src/db/errors.ts';
 import { backendName, createTestApp, usingPostgres, type TestApp } from './harness.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
 

@@ -1,8 +1,7 @@
 import { isStoreUnavailable } from './errors.ts';
 
 // What the operator is told when the database cannot be used at start. The errors themselves and
-// the outage classification live in errors.ts (still importable from here).
-export { NotConnected, isStoreUnavailable } from './errors.ts';
+// the outage classification live in errors.ts.
 
 /** `host:port/database` of a Postgres URL (no password), or the file of a SQLite one: for messages. */
 export function databaseAddress(url: string): string {

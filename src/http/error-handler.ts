@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ClientGone } from './call-signal.ts';
-import { isStoreUnavailable } from '../db/outage.ts';
+import { isStoreUnavailable } from '../db/errors.ts';
 import { ApiError, nativeStatus, notFound, payloadTooLarge, serviceUnavailable, typeForStatus, unsupportedMediaType } from './errors.ts';
 
 // The one place where errors become response bodies. Three families share it:

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 // Headless Chromium from Debian's `chromium` package (installed by .ci/run), driven by playwright-core.
 // Without it the browser suites are skipped on a workstation, and fail under CI=true.
@@ -17,4 +17,22 @@ export function launchChromium(): Promise<Browser> {
     // The machine's network is closed: background services would only fail their lookups.
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+}
+
+/** Signs in to the console as an account holder and waits for the overview. */
+export async function signInAsHolder(page: Page, email: string, password: string): Promise<void> {
+  await page.goto('/console/');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+}
+
+/** Signs in to the console as the operator and waits for the totals. */
+export async function signInAsOperator(page: Page, adminToken: string): Promise<void> {
+  await page.goto('/console/');
+  await page.getByRole('tab', { name: 'Operator' }).click();
+  await page.getByLabel('Admin token').fill(adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Totals' }).waitFor();
 }

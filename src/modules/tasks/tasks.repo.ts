@@ -50,3 +50,8 @@ export function listTasks(db: Executor, filter: { userId?: string; limit: number
   if (filter.before) query = query.where('id', '<', filter.before);
   return query.execute();
 }
+
+/** A new round of callback attempts (an operator's redelivery); attempts are counted per round. */
+export async function bumpWebhookRound(db: Executor, id: string): Promise<void> {
+  await db.updateTable('tasks').set((eb) => ({ webhook_round: eb('webhook_round', '+', 1) })).where('id', '=', id).execute();
+}

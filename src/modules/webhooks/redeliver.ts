@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import { enqueue } from '../../jobs/jobs.repo.ts';
-import { getTask } from '../tasks/tasks.repo.ts';
+import { bumpWebhookRound, getTask } from '../tasks/tasks.repo.ts';
 
 /** Pushes a finished task's callback again: a new round of attempts (the admin route and the CLI). */
 export async function redeliver(ctx: AppContext, taskId: string): Promise<{ id: string; round: number }> {
@@ -10,7 +10,7 @@ export async function redeliver(ctx: AppContext, taskId: string): Promise<{ id: 
   if (!task.webhook) throw badRequest('This task has no callback address');
   if (task.status !== 'completed' && task.status !== 'failed') throw badRequest('Only a finished task has a callback to push');
   await ctx.db.transaction().execute(async (trx) => {
-    await trx.updateTable('tasks').set((eb) => ({ webhook_round: eb('webhook_round', '+', 1) })).where('id', '=', task.id).execute();
+    await bumpWebhookRound(trx, task.id);
     await enqueue(trx, { kind: 'deliver', taskId: task.id });
   });
   ctx.wakeWorkers();
