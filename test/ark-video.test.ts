@@ -398,4 +398,23 @@ describe(`ark upstream callbacks [${backendName}]`, () => {
     expect(pollsBefore()).toBe(polls + 1);
     cb.sendCallbacks = true;
   });
+
+  it('the limit (60 a minute here) refuses strangers with 429, never the queued and running callbacks of real tasks', async () => {
+    cb.sendCallbacks = false;
+    const { auth } = await seedAccount(c.ctx, 50);
+    const res = await c.app.inject({ method: 'POST', url: '/v1/videos/generations', headers: auth, payload: { model: 'vidgen-2.0', prompt: 'a limited egret' } });
+    const id = res.json().data[0].task_id;
+    await sleep(50);
+    const upstream = [...cb.tasks.values()].find((t) => t.body.content[0].text === 'a limited egret')!;
+    const own = new URL(upstream.body.callback_url).pathname;
+    const forged = `/upstream/callbacks/${id}/${'B'.repeat(43)}`;
+    const codes = { forged: new Set<number>(), running: new Set<number>() };
+    for (let i = 0; i < 70; i++) {
+      codes.forged.add((await c.app.inject({ method: 'POST', url: forged, payload: { status: 'running' } })).statusCode);
+      codes.running.add((await c.app.inject({ method: 'POST', url: own, payload: { status: i % 2 ? 'running' : 'queued' } })).statusCode);
+    }
+    expect(codes.forged).toEqual(new Set([404, 429]));
+    expect(codes.running).toEqual(new Set([200]));
+    cb.sendCallbacks = true;
+  });
 });

@@ -22,7 +22,14 @@ export async function enqueueMany(db: Executor, jobs: { kind: JobKind; taskId: s
 }
 
 /** Leases up to `limit` due jobs to `owner`. On Postgres, SKIP LOCKED lets many claimers run at once. */
-export async function claim(db: Kysely<Database>, dialect: Dialect, owner: string, limit: number, leaseMs: number): Promise<Job[]> {
+export async function claim(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  owner: string,
+  limit: number,
+  leaseMs: number,
+  kinds?: { only: readonly JobKind[] } | { except: readonly JobKind[] },
+): Promise<Job[]> {
   const now = Date.now();
   let due = db
     .selectFrom('jobs')
@@ -31,6 +38,8 @@ export async function claim(db: Kysely<Database>, dialect: Dialect, owner: strin
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
     .orderBy('run_at')
     .limit(limit);
+  if (kinds && 'only' in kinds) due = due.where('kind', 'in', kinds.only);
+  if (kinds && 'except' in kinds) due = due.where('kind', 'not in', kinds.except);
   if (dialect === 'postgres') due = due.forUpdate().skipLocked();
   return db
     .updateTable('jobs')
@@ -62,11 +71,15 @@ export async function finish(db: Executor, id: number, owner: string): Promise<b
   return result.numDeletedRows > 0n;
 }
 
-/** Puts a job back to run again at `runAt`, releasing the lease, only if this owner still holds it. */
+/**
+ * Puts a job back to run again at `runAt`, releasing the lease, only if this owner still holds it.
+ * `attempts` counts failures in a row (the runner's backoff grows with it): a run that asked to be
+ * run again without failing (a poll of an open task) starts the count again.
+ */
 export async function reschedule(db: Executor, id: number, owner: string, runAt: number, error?: string): Promise<void> {
   await db
     .updateTable('jobs')
-    .set({ run_at: runAt, lease_owner: null, lease_until: null, last_error: error ?? null })
+    .set({ run_at: runAt, lease_owner: null, lease_until: null, last_error: error ?? null, ...(error === undefined ? { attempts: 0 } : {}) })
     .where('id', '=', id)
     .where('lease_owner', '=', owner)
     .execute();

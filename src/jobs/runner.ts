@@ -15,6 +15,8 @@ export interface RunnerOptions {
   leaseMs: number;
   /** How often the leases of running jobs are renewed; a third of the lease by default. */
   heartbeatMs?: number;
+  /** The kinds this runner claims (all by default): poll jobs have a runner of their own. */
+  kinds?: { only: readonly JobKind[] } | { except: readonly JobKind[] };
 }
 
 /** One run of one job; `lost` once a renewal found the job leased to another process. */
@@ -66,7 +68,7 @@ export class JobRunner {
       let claimed: Job[] = [];
       if (free > 0) {
         try {
-          claimed = await claim(this.db, this.dialect, this.owner, free, this.options.leaseMs);
+          claimed = await claim(this.db, this.dialect, this.owner, free, this.options.leaseMs, this.options.kinds);
         } catch (err) {
           this.logger.error({ err }, 'claiming jobs failed');
         }

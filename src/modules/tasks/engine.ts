@@ -4,7 +4,6 @@ import { sweepDeadlines, taskHandlers, type TaskEngineDeps } from './task-worker
 import { enqueue } from '../../jobs/jobs.repo.ts';
 import { deliveryHandler } from '../webhooks/delivery.ts';
 import { applyReview } from '../avatars/review.ts';
-import { settleLostHolds, sweepEveryMs } from '../text/text-holds.ts';
 import { safeDispatcher } from '../webhooks/safe-dispatcher.ts';
 import { alertDeliveryHandler, watchBalances } from '../webhooks/balance-alerts.ts';
 import { cancelAfterDeadline, cancelHandler } from './upstream-cancel.ts';
@@ -38,19 +37,23 @@ export function engineDeps(ctx: AppContext): TaskEngineDeps {
   };
 }
 
-/** The background half of a process: job workers, and the sweepers of deadlines, files and lost text holds. */
+/** The background half of a process: job workers, and the sweepers of deadlines and files (text money sweeps its own: ctx.textMoney.start()). */
 export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise<void> } {
   const deps = engineDeps(ctx);
   const delivery = { db: ctx.db, config: ctx.config, logger: ctx.logger, metrics: ctx.metrics, resolve: (h: string) => ctx.resolve(h), dispatcher: ctx.webhookDispatcher };
   const cancel = cancelHandler(deps, { retryMs: ctx.config.upstreamTasks.maxPollMs, watchMs: ctx.config.upstreamTasks.cancelWatchMs });
   const handlers = { ...taskHandlers(deps), deliver: deliveryHandler(delivery), alert: alertDeliveryHandler(delivery), cancel };
-  const runner = new JobRunner(ctx.db, ctx.dialect, ctx.logger, handlers, {
-    concurrency: ctx.config.workers,
-    pollMs: ctx.config.jobPollMs,
-    leaseMs: ctx.config.jobLeaseMs,
-  });
-  ctx.wakeWorkers = () => runner.wake();
+  const timing = { pollMs: ctx.config.jobPollMs, leaseMs: ctx.config.jobLeaseMs };
+  // Polls wait on the upstream (and on each other, to share one list call), so they get slots of
+  // their own: with thousands of open tasks they would otherwise hold every slot dispatches need.
+  const runner = new JobRunner(ctx.db, ctx.db.dialect, ctx.logger, handlers, { ...timing, concurrency: ctx.config.workers, kinds: { except: ['poll'] } });
+  const polls = new JobRunner(ctx.db, ctx.db.dialect, ctx.logger, handlers, { ...timing, concurrency: ctx.config.pollWorkers, kinds: { only: ['poll'] } });
+  ctx.wakeWorkers = () => {
+    runner.wake();
+    polls.wake();
+  };
   runner.start();
+  polls.start();
   const deadlines = setInterval(() => {
     sweepDeadlines(deps).catch((err) => ctx.logger.error({ err }, 'deadline sweep failed'));
   }, SWEEP_DEADLINES_MS);
@@ -58,22 +61,17 @@ export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise
   const files = setInterval(() => {
     ctx.files.store.sweep().catch((err) => ctx.logger.error({ err }, 'file sweep failed'));
   }, ctx.config.files.sweepEveryMs);
-  const textHolds = setInterval(() => {
-    settleLostHolds(ctx).catch((err) => ctx.logger.error({ err }, 'text hold sweep failed'));
-  }, sweepEveryMs(ctx.config.textHoldMaxAgeMs));
   deadlines.unref();
   files.unref();
-  textHolds.unref();
   const stopWatchingBalances = watchBalances(ctx);
-  ctx.logger.info({ owner: runner.owner, concurrency: ctx.config.workers }, 'workers started');
+  ctx.logger.info({ owner: runner.owner, concurrency: ctx.config.workers, polls: ctx.config.pollWorkers }, 'workers started');
   return {
     async stop(graceMs) {
       clearInterval(deadlines);
       clearInterval(files);
-      clearInterval(textHolds);
       stopWatchingBalances();
       ctx.wakeWorkers = () => {};
-      await runner.stop(graceMs);
+      await Promise.all([runner.stop(graceMs), polls.stop(graceMs)]);
     },
   };
 }

@@ -108,11 +108,11 @@ export function taskHandlers(deps: TaskEngineDeps): Record<'dispatch' | 'poll', 
       if ('state' in prepared) return end(deps, task, prepared);
       const result = await step(() => prepared.provider.poll(prepared.call));
       if (result.state !== 'pending') return end(deps, task, result);
-      if (result.progress !== undefined || result.etaAt !== undefined) {
-        await transition(deps.db, task.id, ['processing'], {
-          progress: Math.max(task.progress, result.progress ?? task.progress),
-          ...(result.etaAt !== undefined ? { eta_at: result.etaAt } : {}),
-        });
+      const progress = Math.max(task.progress, result.progress ?? task.progress);
+      // Most polls of a long video change nothing: no write then (thousands of open tasks poll).
+      const etaMoved = result.etaAt !== undefined && result.etaAt !== task.eta_at;
+      if (progress !== task.progress || etaMoved) {
+        await transition(deps.db, task.id, ['processing'], { progress, ...(etaMoved ? { eta_at: result.etaAt } : {}) });
       }
       return { retryAt: result.pollAt };
     },

@@ -7,9 +7,11 @@ import { ErrorResponses } from '../../http/schemas.ts';
 import { getTask } from './tasks.repo.ts';
 import { taskRecordJson } from './task-record.ts';
 import { TaskRecord } from './tasks.schemas.ts';
+import { declareSurface } from '../../http/surface.ts';
 
 export function tasksRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, { envelope: 'standard', keySources: ['bearer'] });
     app.get(
       '/v1/tasks/:id',
       {

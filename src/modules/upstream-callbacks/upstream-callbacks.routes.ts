@@ -6,6 +6,7 @@ import { ErrorResponses } from '../../http/schemas.ts';
 import { getTask } from '../tasks/tasks.repo.ts';
 import { CALLBACK_PATH, tokenMatches } from './callback-token.ts';
 import { pollNow } from './upstream-callbacks.repo.ts';
+import { declareSurface } from '../../http/surface.ts';
 
 // The inbound end of upstream callbacks. The body is never trusted as the result: a valid callback
 // only moves the task's next poll to now, so a forged or replayed one can at most cost one GET. A
@@ -32,6 +33,7 @@ function pollSoon(ctx: AppContext, taskId: string, tries: number): void {
 
 export function upstreamCallbacksRoutes(ctx: AppContext, secret: string): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, { envelope: 'standard', keySources: [] });
     app.post(
       `${CALLBACK_PATH}/:taskId/:token`,
       {
@@ -44,22 +46,23 @@ export function upstreamCallbacksRoutes(ctx: AppContext, secret: string): Fastif
         },
       },
       async (request) => {
+        const { taskId, token } = request.params;
+        const reported = (request.body as { status?: unknown } | undefined)?.status;
+        const valid = tokenMatches(secret, taskId, token);
+        // Queued and running callbacks cost nothing (no read, no share of the limit): at 10,000
+        // tasks their burst used up the limit and the endings after it were refused. Strangers
+        // (no valid token) and endings, which cost a read and a poll, count against the limit.
+        if (valid && typeof reported === 'string' && !ENDINGS.has(reported)) return {};
         const decision = await ctx.rateLimiter.hit('upstream-callbacks', ctx.config.upstreamTasks.callbacksPerSecond * 60);
         if (!decision.allowed) throw rateLimited(Math.ceil(decision.resetMs / 1000));
-        const { taskId, token } = request.params;
-        if (!tokenMatches(secret, taskId, token)) throw notFound();
+        if (!valid) throw notFound();
         const task = await getTask(ctx.db, taskId);
         if (!task) throw notFound();
         if (task.status === 'completed' || task.status === 'failed') {
-          const reported = (request.body as { status?: unknown } | undefined)?.status;
           const level = reported === 'succeeded' && task.status === 'failed' ? 'warn' : 'info';
           ctx.logger[level]({ task: task.id, status: task.status, upstreamStatus: reported }, 'upstream callback for a task that already ended; its ending stands');
           return {};
         }
-        // Only an ending is worth a poll now: queued and running callbacks would double the polls
-        // for nothing (progress is estimated between polls). The status is a hint, never the result.
-        const reported = (request.body as { status?: unknown } | undefined)?.status;
-        if (typeof reported === 'string' && !ENDINGS.has(reported)) return {};
         pollSoon(ctx, task.id, POLL_NOW_TRIES);
         return {};
       },
