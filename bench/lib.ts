@@ -30,7 +30,8 @@ export async function startServer(entry: string, env: Record<string, string>, he
   const child = spawn(pin ? 'taskset' : process.execPath, pin ? ['-c', '0', process.execPath, ...args] : args, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', GATEWAY_DEMO: '0', HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // BENCH_LOG=<file>: the servers' log lines (LOG_LEVEL warn) go there instead of nowhere.
+    stdio: ['ignore', process.env.BENCH_LOG ? fs.openSync(process.env.BENCH_LOG, 'a') : 'ignore', 'inherit'],
   });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;

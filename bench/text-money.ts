@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { loadConfig } from '../src/config.ts';
 import { createContext } from '../src/context.ts';
 import { createKey, createUser } from '../src/modules/accounts/accounts.service.ts';
-import { holdForCall, settleCall } from '../src/modules/text/text-billing.ts';
+import { costOf, holdFor } from '../src/modules/text/call-price.ts';
 import type { TextCall } from '../src/modules/text/text.service.ts';
 import { tempSqlite } from './lib.ts';
 
@@ -28,8 +28,9 @@ const call: TextCall = {
 async function round(settle: boolean): Promise<number> {
   const start = process.hrtime.bigint();
   for (let i = 0; i < CALLS; i++) {
-    const money = await holdForCall(ctx, call);
-    if (settle) settleCall(ctx, call, money, { inputTokens: 12, outputTokens: 8 }, 'ok');
+    const money = await holdFor(ctx, call);
+    const usage = { inputTokens: 12, outputTokens: 8 };
+    if (settle) ctx.textMoney.settle(money, costOf(ctx, call, usage), usage, 'ok');
     // Let timers run now and then, as they would between requests.
     if (i % 50 === 49) await new Promise((resolve) => setImmediate(resolve));
   }

@@ -53,7 +53,7 @@ const spread = (values: number[], digits = 0) => `${Math.min(...values).toFixed(
 
 const upstream = await startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages');
 const bare = await startServer('bench/bare-proxy.ts', { UPSTREAM: upstream.url }, '/v1/messages');
-const portkey = await startPortkey();
+const { url: portkey } = await startPortkey();
 const gateway = await startServer('src/main.ts', { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0' });
 
 // The gateway: a messages channel to the upstream, an account and a key; auth, rate limit and billing on.

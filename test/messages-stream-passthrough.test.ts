@@ -164,4 +164,19 @@ describe(`a chat-completions upstream's stream [${backendName}]`, () => {
     expect(texts.join('')).toBe('naïve 日本語 ');
     expect(await usageRow(account.user.id)).toMatchObject({ input_tokens: 5, output_tokens: 4, status: 'ok' });
   });
+
+  it('usage without completion_tokens (or with a count that is no count): the missing count is ours, the call billed and answered', async () => {
+    const chunk = (content: string) => `data: ${JSON.stringify({ id: 'c2', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+    const last = { id: 'c2', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 7, completion_tokens: 'many' } };
+    upstream.script = { pieces: [chunk('one two three four'), `data: ${JSON.stringify(last)}\n\n`, 'data: [DONE]\n\n'], end: 'whole' };
+    const account = await seedAccount(t.ctx, 1);
+    const res = await request(`${base}/v1/messages`, { method: 'POST', headers: { 'x-api-key': account.key, 'content-type': 'application/json' }, body: streamBody('chatgen-4-sonnet') });
+    expect(res.statusCode).toBe(200);
+    const events = eventsOf(await res.body.text());
+    expect(events.map((e) => e.name)).not.toContain('error');
+    const row = await usageRow(account.user.id);
+    expect(row).toMatchObject({ input_tokens: 7, status: 'ok' });
+    expect(Number.isInteger(row.output_tokens) && row.output_tokens > 0).toBe(true);
+    expect(Number.isInteger(row.cost) && row.cost > 0).toBe(true);
+  });
 });

@@ -2,18 +2,20 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ClientGone, RequestSignal } from './call-signal.ts';
 
 // Server-sent events written straight to the socket, each event flushed as it is produced.
-// The returned signal aborts when the client goes away, so the upstream call stops with it.
+// The call's signal aborts when the client goes away, so the upstream call stops with it.
 
 export interface SseStream {
   send(data: unknown, event?: string): void;
   /** Whole events already encoded (a same-format upstream's, forwarded as they came), in one write. */
   write(parts: Buffer[]): void;
   end(): void;
-  signal: AbortSignal;
 }
 
-export function startSse(request: FastifyRequest, reply: FastifyReply): SseStream {
-  const controller = new AbortController();
+/**
+ * `signal` (the call's, already given to the upstream call) aborts when the client goes away: a
+ * RequestSignal, as an AbortController costs each stream its EventTarget machinery.
+ */
+export function startSse(request: FastifyRequest, reply: FastifyReply, signal: RequestSignal): SseStream {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -27,10 +29,9 @@ export function startSse(request: FastifyRequest, reply: FastifyReply): SseStrea
   // them in one packet (a write of their own cost each stream a syscall).
   request.raw.socket?.setNoDelay(true);
   raw.on('close', () => {
-    if (!raw.writableFinished) controller.abort(new ClientGone());
+    if (!raw.writableFinished) signal.abort(new ClientGone());
   });
   return {
-    signal: controller.signal,
     send(data, event) {
       if (raw.destroyed) return;
       raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);

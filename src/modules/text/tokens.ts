@@ -97,3 +97,8 @@ export function promptTokens(request: Pick<TextRequest, 'system' | 'messages'>):
 }
 
 export const textTokens = (text: string) => countText(text);
+
+/** An upstream's token count when it is one (a non-negative integer); else undefined, and ours is used. */
+export function reportedTokens(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
