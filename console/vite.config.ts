@@ -3,6 +3,9 @@ import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
 
 // The console is built into dist/console and served by the gateway at /console/ (no CDN at run time).
+// `npm run dev:console` forwards the JSON routes to a gateway on this machine: on :8080, or on the
+// PORT that gateway was given.
+const gateway = `http://127.0.0.1:${process.env.PORT || 8080}`;
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: '/console/',
@@ -12,7 +15,6 @@ export default defineConfig({
     emptyOutDir: true,
   },
   server: {
-    // `npm run dev:console` proxies the JSON routes to a gateway on :8080.
-    proxy: { '/console/api': 'http://127.0.0.1:8080', '/admin': 'http://127.0.0.1:8080', '/v1': 'http://127.0.0.1:8080', '/files': 'http://127.0.0.1:8080' },
+    proxy: { '/console/api': gateway, '/admin': gateway, '/v1': gateway, '/files': gateway },
   },
 });

@@ -38,6 +38,8 @@ for _ in $(seq 1 120); do
   sleep 0.5
 done
 if [ -z "$up" ]; then cat "$work/start.log"; echo "fresh clone: npm start did not serve /healthz"; exit 1; fi
+# The welcome (with the demo key) is printed once the demo account exists, just after listening.
+for _ in $(seq 1 40); do grep -q "A demo account" "$work/start.log" && break; sleep 0.25; done
 grep -q "A demo account" "$work/start.log" || { cat "$work/start.log"; echo "fresh clone: no demo key printed"; exit 1; }
 key="$(grep -oE 'sk-gw-[A-Za-z0-9_-]+' "$work/start.log" | head -1)"
 curl -sf "http://127.0.0.1:$port/v1/balance" -H "Authorization: Bearer $key" | grep -q '"success":true' \
