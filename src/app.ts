@@ -9,6 +9,8 @@ import { clientErrorHandler, errorHandler, registerErrorHandling } from './http/
 import { badRequest, serviceUnavailable } from './http/errors.ts';
 import type { Config } from './config.ts';
 import { ErrorEnvelope } from './http/schemas.ts';
+import { collectRoutes } from './http/route-table.ts';
+import { declareSurface } from './http/surface.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { adminTasksRoutes } from './modules/admin/admin-tasks.routes.ts';
 import { registerConsolePages } from './modules/console/console-pages.ts';
@@ -123,6 +125,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // First, so that it sees every route; checked once all are registered.
+  const routes = collectRoutes(app);
   registerErrorHandling(app, ctx.config.bodyLimitBytes);
   app.addSchema(ErrorEnvelope);
 
@@ -177,7 +181,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(async (docs) => {
+    declareSurface(docs, { envelope: 'standard', keySources: [] });
+    await docs.register(swaggerUi, { routePrefix: '/docs' });
+  });
 
   await app.register(systemRoutes(ctx));
   await app.register(balanceRoutes(ctx));
@@ -197,6 +204,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(modelsRoutes(ctx));
   await app.register(sessionRoutes(ctx));
   await app.register(consoleRoutes(ctx));
-  await registerConsolePages(app, ctx);
+  await app.register((pages) => registerConsolePages(pages, ctx));
+  routes.check();
   return app;
 }

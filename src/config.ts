@@ -12,6 +12,8 @@ export interface Config {
   /** Group-committed write batches one process runs at once on Postgres (SQLite has one writer). */
   writeBatchesInFlight: number;
   redisUrl: string | undefined;
+  /** Prefix of every Redis key and channel: gateways sharing one Redis keep apart by it. */
+  redisPrefix: string;
   adminToken: string | undefined;
   /** When set, GET /metrics needs `Authorization: Bearer <this>`. */
   metricsToken: string | undefined;
@@ -39,6 +41,8 @@ export interface Config {
   keyCachePollMs: number;
   /** Jobs each process runs at once; 0 = this process runs no workers. */
   workers: number;
+  /** Poll jobs each process runs at once, besides `workers`: they mostly wait on an upstream. */
+  pollWorkers: number;
   jobLeaseMs: number;
   jobPollMs: number;
   simulatorLatencyMs: number;
@@ -77,7 +81,7 @@ export interface Config {
   textHoldMaxAgeMs: number;
   /**
    * Calls' worth of money each process holds at once per key and takes text calls' holds from
-   * (text/text-floats.ts); 0 = one durable hold per call. Default 32 on SQLite, 0 on Postgres.
+   * (text-money/floats.ts); 0 = one durable hold per call. Default 32 on SQLite, 0 on Postgres.
    */
   textFloatCalls: number;
   /** A float no call has used for this long is closed (its unspent money given back). */
@@ -123,6 +127,12 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 function str(env: Env, name: string, fallback: string): string {
   const value = env[name];
   return value === undefined || value === '' ? fallback : value;
+}
+
+function redisPrefix(env: Env): string {
+  const value = str(env, 'REDIS_PREFIX', 'gw:');
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(value)) throw new ConfigError('REDIS_PREFIX', `must be 1-64 letters, digits or _.:-, got "${value}"`);
+  return value;
 }
 
 function optional(env: Env, name: string): string | undefined {
@@ -215,6 +225,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 500),
     writeBatchesInFlight: int(env, 'WRITE_BATCHES', 1, 1, 100),
     redisUrl: url(env, 'REDIS_URL', undefined, ['redis:', 'rediss:']),
+    redisPrefix: redisPrefix(env),
     adminToken,
     metricsToken: optional(env, 'METRICS_TOKEN'),
     publicBaseUrl: url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/+$/, ''),
@@ -229,6 +240,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 3000, 100, 600_000),
     keyCachePollMs: int(env, 'KEY_CACHE_POLL_MS', 500, 50, 60_000),
     workers: int(env, 'WORKERS', 16, 0, 1000),
+    pollWorkers: int(env, 'POLL_WORKERS', 256, 1, 10_000),
     jobLeaseMs: int(env, 'JOB_LEASE_MS', 30_000, 100, 3_600_000),
     jobPollMs: int(env, 'JOB_POLL_MS', 200, 5, 60_000),
     simulatorLatencyMs: int(env, 'SIMULATOR_LATENCY_MS', 3000, 0, 3_600_000),

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
-import { createDb, type Db, type Dialect, type DbOptions } from './db/index.ts';
+import { createDb, type Db, type DbOptions } from './db/index.ts';
 import { migrateToLatest } from './db/migrations.ts';
 import { explainDatabaseError } from './db/outage.ts';
 import { KeyCache } from './lib/key-cache.ts';
@@ -10,9 +10,7 @@ import { connectRedis } from './lib/redis.ts';
 import { Metrics } from './lib/metrics.ts';
 import { SubmitBatcher } from './modules/tasks/submit-batcher.ts';
 import { QuotaSnapshots } from './modules/balance/quota-snapshots.ts';
-import type { GroupCommit } from './db/group-commit.ts';
-import { TextFloats } from './modules/text/text-floats.ts';
-import { textMoney, type TextMoneyOp } from './modules/text/text-money.ts';
+import { createTextMoney, type TextMoney } from './modules/text-money/index.ts';
 import { FileSigner, fileSigningSecret } from './blobs/signed-urls.ts';
 import { RenderCache } from './blobs/render-cache.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
@@ -29,12 +27,13 @@ import type { Dispatcher } from 'undici';
 import { safeDispatcher } from './modules/webhooks/safe-dispatcher.ts';
 import { systemResolver, type Resolver } from './modules/webhooks/target.ts';
 import { callbackUrlMaker } from './modules/upstream-callbacks/callback-token.ts';
+import type { SessionReader } from './http/auth.ts';
+import { consoleSessions } from './modules/console/session-guard.ts';
 
 export interface AppContext {
   config: Readonly<Config>;
   /** The Kysely instance every repo takes, carrying its dialect and fast paths (db/db.ts). */
   db: Db;
-  dialect: Dialect;
   redis?: Redis;
   keyCache: KeyCache;
   rateLimiter: RateLimiter;
@@ -44,10 +43,8 @@ export interface AppContext {
   prices: PriceTable;
   /** Per-key balance snapshots, dropped after every commit that moves a key's money. */
   quotas: QuotaSnapshots;
-  /** Group commit for the holds and settlements of text calls. */
-  textMoney: GroupCommit<TextMoneyOp>;
-  /** This process's floats: the durable holds text calls take their holds from in memory. */
-  textFloats: TextFloats;
+  /** The money of text calls: their holds and settlements, and what open holds have not spent. */
+  textMoney: TextMoney;
   /** Group commit for task submits (see modules/tasks/submit-batcher.ts). */
   submits: SubmitBatcher;
   channels: ChannelRouter;
@@ -59,6 +56,8 @@ export interface AppContext {
   resolve: Resolver;
   /** The connection pool for callbacks: connects only to addresses that passed the rules. */
   webhookDispatcher: Dispatcher;
+  /** Console sessions, for the admin guard (an operator's session opens the admin API). */
+  sessions: SessionReader;
   /** Set by the job runner of this process, if it has one: runs newly enqueued jobs at once. */
   wakeWorkers(): void;
   close(): Promise<void>;
@@ -94,11 +93,11 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   const { db, dialect, schema, close: closeDb } = await openDatabase(config, logger, options.db);
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, 'main') : undefined;
   const subscriber = redis && options.listen !== false ? await connectRedis(config.redisUrl!, 'sub') : undefined;
-  const keyCache = new KeyCache(db, config.keyCachePollMs, redis);
-  const quotas = new QuotaSnapshots(db, redis);
+  const keyCache = new KeyCache(db, config.keyCachePollMs, redis, `${config.redisPrefix}key-changed`);
+  const quotas = new QuotaSnapshots(db, redis, `${config.redisPrefix}quota-changed`);
   if (options.listen !== false) await keyCache.start(subscriber);
   if (subscriber) await quotas.listen(subscriber);
-  const rateLimiter = redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter();
+  const rateLimiter = redis ? new RedisRateLimiter(redis, `${config.redisPrefix}rl:`) : new MemoryRateLimiter();
   const pricing = loadPricing(config.pricingFile);
   pricing.assertCovers(allModelIds());
   const prices = new PriceTable(db, pricing, config.pricingFile);
@@ -107,11 +106,9 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   const signer = new FileSigner(fileSecret, config.publicBaseUrl);
   const providers = createProviders(config, pricing, { db, upstreamCallbackUrl: callbackUrlMaker(config, fileSecret) });
   const store = createBlobStore(config);
-  const money = textMoney(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (keyIds) => quotas.changed(keyIds));
   const ctx: AppContext = {
     config,
     db,
-    dialect,
     redis,
     keyCache,
     rateLimiter,
@@ -120,8 +117,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     pricing,
     prices,
     quotas,
-    textMoney: money,
-    textFloats: new TextFloats({ db, textMoney: money, logger, config }),
+    textMoney: createTextMoney({ db, dialect, logger, config, committed: (keyIds) => quotas.changed(keyIds) }),
     submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (tasks) =>
       quotas.changed(tasks.map((t) => t.key_id)),
     ),
@@ -132,6 +128,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     resolve: systemResolver,
     // The lookup goes through ctx.resolve at call time, so an injected resolver applies here too.
     webhookDispatcher: safeDispatcher((host) => ctx.resolve(host), config.webhook.allowPrivate, config.webhook.timeoutMs),
+    sessions: consoleSessions({ db }),
     wakeWorkers() {},
     async close() {
       keyCache.stop();
@@ -140,10 +137,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
       subscriber?.disconnect();
       redis?.disconnect();
       await ctx.webhookDispatcher.close();
-      // Text settlements still queued (a call answered in the last milliseconds) are written first,
-      // then the floats give back what they did not spend.
-      await ctx.textFloats.stop();
-      await ctx.textMoney.flush();
+      await ctx.textMoney.stop();
       await closeDb();
       await store.close?.();
     },

@@ -68,11 +68,18 @@ async function prepare(config: Readonly<Config>): Promise<AppContext> {
   return ctx;
 }
 
+/** Job workers and the sweeper of text holds whose process died: what a process with workers runs besides HTTP. */
+function startBackground(ctx: AppContext) {
+  const workers = startWorkers(ctx);
+  ctx.textMoney.start();
+  return workers;
+}
+
 /** HTTP and, unless WORKERS=0, background workers in one process. */
 export async function serve(config: Readonly<Config>): Promise<void> {
   const ctx = await prepare(config);
   const app = await buildApp(ctx);
-  const workers = config.workers > 0 ? startWorkers(ctx) : undefined;
+  const workers = config.workers > 0 ? startBackground(ctx) : undefined;
   await app.listen({ port: config.port, host: config.host });
   printWelcome(config, await ensureDemoAccount(ctx));
   // server.close() waits for keep-alive sockets; close each one as soon as its response is done.
@@ -90,7 +97,7 @@ export async function serve(config: Readonly<Config>): Promise<void> {
 /** Background workers only: `gateway worker`. */
 export async function work(config: Readonly<Config>): Promise<void> {
   const ctx = await prepare(config);
-  const workers = startWorkers(ctx);
+  const workers = startBackground(ctx);
   console.log('Gateway workers running (no HTTP). Stop with SIGTERM.');
   onShutdown(ctx, [() => workers.stop(SHUTDOWN_GRACE_MS - 5000)]);
 }

@@ -170,7 +170,8 @@ describe.skipIf(!haveChromium || !consoleBuilt)(`the console's channel form offe
       const form = page.locator('form.grid-form');
       const type = form.getByLabel('Type');
       // Every registry type is offered, and each one's own fields appear when it is chosen.
-      expect(await type.locator('option').allTextContents()).toEqual(names);
+      // The form fills its types once the registry's answer came: polled, not read once (failed once in CI under load).
+      await expect.poll(() => type.locator('option').allTextContents(), { timeout: 10_000 }).toEqual(names);
       for (const entry of CHANNEL_TYPES) {
         await type.selectOption(entry.type);
         for (const field of Object.keys(entry.options.properties)) await form.getByTestId(`option-${field}`).waitFor();

@@ -8,10 +8,13 @@ import { pino } from 'pino';
 import { buildApp } from '../src/app.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createContext, type AppContext } from '../src/context.ts';
+import type { Dialect } from '../src/db/index.ts';
 import * as accounts from '../src/modules/accounts/accounts.service.ts';
 import { ensureSimulatorChannel } from '../src/modules/channels/channels.service.ts';
 import { allModelIds } from '../src/modules/catalog/models.ts';
 import { startWorkers } from '../src/modules/tasks/engine.ts';
+import type { TextFloats } from '../src/modules/text-money/floats.ts';
+import { TextMoneyBook } from '../src/modules/text-money/text-money.ts';
 
 // Every suite runs on the backend that DATABASE_URL / REDIS_URL name: a temp SQLite file and the
 // in-process limiter by default, a fresh Postgres schema and the shared Redis when set (as CI does).
@@ -34,7 +37,8 @@ export async function freshDatabase(): Promise<TestDatabase> {
   if (!usingPostgres) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-test-'));
     const url = `sqlite:${path.join(dir, 'gateway.db')}`;
-    return { url, env: { DATABASE_URL: url }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+    const REDIS_PREFIX = `gw:${path.basename(dir)}:`;
+    return { url, env: { DATABASE_URL: url, REDIS_PREFIX }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
   }
   const url = process.env.DATABASE_URL!;
   // Named after the run: test/postgres-schemas.ts drops the run's schemas when every file is done.
@@ -48,7 +52,8 @@ export async function freshDatabase(): Promise<TestDatabase> {
   return {
     url,
     schema,
-    env: { DATABASE_URL: childUrl },
+    // Test files share one Redis: each database gets its own keys (rate limits) and channels.
+    env: { DATABASE_URL: childUrl, REDIS_PREFIX: `gw:${schema}:` },
     // Not dropped here: another file's migration may be looking at every schema at this moment.
     async drop() {},
   };
@@ -63,6 +68,7 @@ export function testConfig(database: TestDatabase, env: Record<string, string> =
     JOB_POLL_MS: '20',
     DATABASE_URL: database.url,
     REDIS_URL: process.env.REDIS_URL,
+    REDIS_PREFIX: database.env.REDIS_PREFIX ?? 'gw:',
     ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
     GATEWAY_DEMO: '0',
@@ -70,9 +76,22 @@ export function testConfig(database: TestDatabase, env: Record<string, string> =
   });
 }
 
+/**
+ * The app's context with text money's inside in reach: tests write its ops through its group commit
+ * and close its floats, which the app itself only reaches through ctx.textMoney's interface. Tests
+ * also read the dialect there (the app reads ctx.db.dialect).
+ */
+export type TestContext = AppContext & { textMoney: TextMoneyBook; textFloats: TextFloats; dialect: Dialect };
+
+function withTextMoneyInside(ctx: AppContext): TestContext {
+  const money = ctx.textMoney;
+  if (!(money instanceof TextMoneyBook)) throw new Error('ctx.textMoney is not a TextMoneyBook');
+  return Object.assign(ctx, { textMoney: money, textFloats: money.floats, dialect: ctx.db.dialect });
+}
+
 export interface TestApp {
   app: FastifyInstance;
-  ctx: AppContext;
+  ctx: TestContext;
   database: TestDatabase;
   close(): Promise<void>;
 }
@@ -87,9 +106,11 @@ export interface TestAppOptions {
 export async function createTestApp(env: Record<string, string> = {}, database?: TestDatabase, options: TestAppOptions = {}): Promise<TestApp> {
   const db = database ?? (await freshDatabase());
   const config = testConfig(db, env);
-  const ctx = await createContext(config, { logger: options.logger ?? pino({ level: 'silent' }), db: { schema: db.schema } });
+  const ctx = withTextMoneyInside(await createContext(config, { logger: options.logger ?? pino({ level: 'silent' }), db: { schema: db.schema } }));
   await ensureSimulatorChannel(ctx.db, allModelIds());
   const workers = options.workers ? startWorkers(ctx) : undefined;
+  // As in a process with workers (src/main.ts): the sweeper of lost text holds runs too.
+  if (workers) ctx.textMoney.start();
   const app = await buildApp(ctx);
   return {
     app,

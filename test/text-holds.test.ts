@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { getUser } from '../src/modules/accounts/accounts.repo.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
-import { settleLostHolds } from '../src/modules/text/text-holds.ts';
+import { settleLostHolds } from '../src/modules/text-money/sweeper.ts';
 import { backendName, createTestApp, freshDatabase, seedAccount, type TestApp } from './harness.ts';
 import { startGateway, stopAllGateways } from './support/gateway-process.ts';
 import { waitUntil } from './support/receiver.ts';

@@ -5,9 +5,9 @@ import { getUser } from '../src/modules/accounts/accounts.repo.ts';
 import { applyAllAtOnce } from '../src/modules/billing/ledger-at-once.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { InsufficientFunds } from '../src/modules/billing/ledger.ts';
-import { HoldAlreadySettled, type TextClose, type TextHold, type TextMoneyOp, type TextRelease, type TextSettle, type TextSpend } from '../src/modules/text/text-money-ops.ts';
-import { writeTextMoneyWhole } from '../src/modules/text/text-money-whole.ts';
-import { writeTextMoneyCarefully } from '../src/modules/text/text-money.ts';
+import { HoldAlreadySettled, type TextClose, type TextHold, type TextMoneyOp, type TextRelease, type TextSettle, type TextSpend } from '../src/modules/text-money/ops.ts';
+import { writeTextMoneyWhole } from '../src/modules/text-money/whole.ts';
+import { writeTextMoneyCarefully } from '../src/modules/text-money/careful.ts';
 import { backendName, createTestApp, seedAccount, usingPostgres, type TestApp } from './harness.ts';
 
 // A group-committed batch of text holds and settlements is written whole when every payer can pay

@@ -3,7 +3,7 @@ import type { BlobStore } from './blob-store.ts';
 import { LocalBlobStore } from './local-store.ts';
 import { S3BlobStore } from './s3-store.ts';
 
-/** S3 when FILES_STORE names a bucket, else the local FILES_DIR. */
+/** S3 when FILES_STORE names a bucket (its SDK loads on first use), else the local FILES_DIR. */
 export function createBlobStore(config: Readonly<Config>): BlobStore {
   return config.files.s3 ? new S3BlobStore(config.files.s3) : new LocalBlobStore(config.filesDir);
 }

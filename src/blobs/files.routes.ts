@@ -5,6 +5,7 @@ import { notFound, rangeNotSatisfiable } from '../http/errors.ts';
 import type { BlobInfo } from './blob-store.ts';
 import { byteRange } from './byte-range.ts';
 import type { VerifiedFile } from './signed-urls.ts';
+import { declareSurface } from '../http/surface.ts';
 
 // Result links: public (the signature is the credential), valid until their expiry, served from the
 // file store whichever process stored the file. Stored bytes never change under a key, so the key is
@@ -17,6 +18,7 @@ async function storedFile(ctx: AppContext, file: VerifiedFile): Promise<BlobInfo
 
 export function filesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, { envelope: 'standard', keySources: [] });
     app.route({
       method: ['GET', 'HEAD'],
       url: '/files/:name',

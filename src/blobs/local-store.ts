@@ -53,8 +53,8 @@ export class LocalBlobStore implements BlobStore {
     try {
       // Opened first: a sweeper deleting the file now cannot cut a download that has started.
       handle = await fs.promises.open(this.pathOf(key), 'r');
-    } catch (err: any) {
-      if (err?.code === 'ENOENT') return undefined;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException | null)?.code === 'ENOENT') return undefined;
       throw err;
     }
     const { size } = await handle.stat();
@@ -65,8 +65,8 @@ export class LocalBlobStore implements BlobStore {
   async head(key: string): Promise<BlobInfo | undefined> {
     try {
       return this.info(key, (await fs.promises.stat(this.pathOf(key))).size);
-    } catch (err: any) {
-      if (err?.code === 'ENOENT') return undefined;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException | null)?.code === 'ENOENT') return undefined;
       throw err;
     }
   }

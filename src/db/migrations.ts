@@ -1,11 +1,12 @@
 import { Migrator, type Kysely, type MigrationProvider } from 'kysely';
 import { createDb, type OpenDb, type Dialect } from './index.ts';
+import type { Database } from './types.ts';
 import { migrations } from './migrations/index.ts';
 import { explainDatabaseError } from './outage.ts';
 
 // Runs the migrations of migrations/ (one file each, listed in order by migrations/index.ts).
 
-export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?: string): Promise<string[]> {
+export async function migrateToLatest(db: Kysely<Database>, dialect: Dialect, schema?: string): Promise<string[]> {
   const provider: MigrationProvider = {
     async getMigrations() {
       return Object.fromEntries(Object.entries(migrations).map(([name, make]) => [name, make(dialect)]));

@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler, preValidationHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../context.ts';
 import type { CachedKey } from '../lib/key-cache.ts';
 import { addressAllowed, modelAllowed } from '../modules/accounts/key-policy.ts';
 import type { RateDecision } from '../lib/rate-limiter.ts';
-import { readSession } from '../modules/console/session-guard.ts';
 import { forbidden, rateLimited, unauthorized } from './errors.ts';
+import type { KeySource } from './surface.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -14,26 +14,37 @@ declare module 'fastify' {
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+const VENDOR_HEADERS = ['x-api-key', 'x-goog-api-key'] as const;
 
 /**
- * SPEC 5: Bearer everywhere; `/v1/messages` (and `/v1/models`, which the messages SDK lists through)
- * takes `x-api-key`; the native text routes, as the Gemini API does, `x-goog-api-key` and `?key=`.
+ * The key, from the sources the route declares (http/surface.ts; SPEC 5: Bearer everywhere,
+ * `x-api-key` on the messages routes, `x-goog-api-key` and `?key=` on the native ones). A vendor's
+ * header is read before Bearer, whatever the declared order.
  */
-export function extractKey(request: FastifyRequest): string | undefined {
-  const url = request.url;
-  if (url.startsWith('/v1/messages') || url.startsWith('/v1/models')) {
-    const header = request.headers['x-api-key'];
+export function extractKey(request: FastifyRequest, sources: readonly KeySource[]): string | undefined {
+  for (const name of VENDOR_HEADERS) {
+    if (!sources.includes(name)) continue;
+    const header = request.headers[name];
     if (typeof header === 'string' && header.trim() !== '') return header.trim();
-  } else if (url.startsWith('/v1beta/') || url.startsWith('/gemini/')) {
-    const header = request.headers['x-goog-api-key'];
-    if (typeof header === 'string' && header.trim() !== '') return header.trim();
+  }
+  if (sources.includes('query')) {
     const query = (request.query as { key?: unknown } | undefined)?.key;
     if (typeof query === 'string' && query !== '') return query;
   }
   const authorization = request.headers.authorization;
-  if (!authorization) return undefined;
+  if (!authorization || !sources.includes('bearer')) return undefined;
   return BEARER.exec(authorization)?.[1];
 }
+
+const ASKED: Record<KeySource, string> = {
+  bearer: 'the header Authorization: Bearer <key>',
+  'x-api-key': 'the header x-api-key: <key>',
+  'x-goog-api-key': 'the header x-goog-api-key: <key>',
+  query: 'the query parameter key=<key>',
+  session: 'a console session',
+};
+// SPEC 5.1's default, for a route added without a declaration (app.ts refuses those of the app's own plugins).
+const BEARER_ONLY: readonly KeySource[] = ['bearer'];
 
 // A key's SHA-256 is what the key cache is indexed by. Hashing it on every request was ~2% of a
 // text call's CPU; the digests of the keys in use are kept (bounded: cleared when full), with their
@@ -78,49 +89,21 @@ export const pathModel: ModelOf = (request) => {
   }
 };
 
-/**
- * Authenticates the key and applies its rate limit. A callback hook, not an async one: with the key
- * cached and the limit counted in memory (nearly every request of one process) it answers at once,
- * without the promises an async hook costs on every request; otherwise it waits for the database
- * or Redis.
- */
-export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preValidationHookHandler {
-  return function authenticate(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) {
-    // done runs the rest of the request: outside the try, so nothing after this hook lands in its catch.
-    let refused: Error | undefined;
-    try {
-      const token = extractKey(request);
-      if (!token) {
-        const where = request.url.startsWith('/v1/messages') ? 'x-api-key: <key>' : request.url.startsWith('/gemini/') ? 'x-goog-api-key: <key>' : 'Authorization: Bearer <key>';
-        throw unauthorized(`Missing API key: send the header ${where}`);
-      }
-      const digest = keyDigest(token);
-      const key = ctx.keyCache.cached(digest.hex);
-      if (!key) {
-        ctx.keyCache
-          .lookup(digest.hex)
-          .then((found) => {
-            assertUsable(found, digest.bytes, options);
-            if (found.policy) assertPolicy(found, request, options);
-            request.apiKey = found;
-            return limitLater(ctx, found, request, reply);
-          })
-          .then(() => done(), done);
-        return;
-      }
-      assertUsable(key, digest.bytes, options);
-      if (key.policy) assertPolicy(key, request, options);
-      request.apiKey = key;
-      const decision = ctx.rateLimiter.hitNow?.(key.id, limitOf(ctx, key));
-      if (!decision) {
-        limitLater(ctx, key, request, reply).then(() => done(), done);
-        return;
-      }
-      applyRateLimit(decision, reply);
-    } catch (err) {
-      refused = err as Error;
-    }
-    done(refused);
+/** Authenticates the key (from the sources the route declares) and applies its rate limit. */
+export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preValidationAsyncHookHandler {
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply) {
+    const sources = request.routeOptions.config.keySources ?? BEARER_ONLY;
+    const token = extractKey(request, sources);
+    if (!token) throw unauthorized(`Missing API key: send ${ASKED[sources[0] ?? 'bearer']}`);
+    const digest = keyDigest(token);
+    const key = ctx.keyCache.cached(digest.hex) ?? (await ctx.keyCache.lookup(digest.hex));
+    assertUsable(key, digest.bytes, options);
+    if (key.policy) assertPolicy(key, request, options);
+    request.apiKey = key;
+    // Counted in memory (one process without Redis) the limit needs no wait.
+    const decision = ctx.rateLimiter.hitNow?.(key.id, limitOf(ctx, key));
+    if (decision) applyRateLimit(decision, reply);
+    else await limitLater(ctx, key, request, reply);
   };
 }
 
@@ -146,7 +129,7 @@ function assertPolicy(key: CachedKey, request: FastifyRequest, options: KeyGuard
 
 const limitOf = (ctx: AppContext, key: CachedKey) => key.rate_limit_rpm ?? ctx.config.rateLimitRpm;
 
-/** The rate limit when it must wait (counted in Redis, or after a key read from the database). */
+/** The rate limit when it must wait (counted in Redis). */
 async function limitLater(ctx: AppContext, key: CachedKey, request: FastifyRequest, reply: FastifyReply) {
   const limit = limitOf(ctx, key);
   let decision: RateDecision;
@@ -180,13 +163,22 @@ export function assertAdminToken(config: AppContext['config'], token: string): v
   if (!timingSafeEqual(digest(token), digest(config.adminToken))) throw unauthorized('Invalid admin token');
 }
 
-export function adminGuard(ctx: AppContext): preValidationAsyncHookHandler {
+/** The console's sessions, as the admin guard sees them (implemented in modules/console/). */
+export interface SessionReader {
+  /** The request's console session: undefined without the session cookie; throws on an ended or forged one. */
+  read(request: FastifyRequest): Promise<{ role: 'account' | 'operator' } | undefined>;
+}
+
+/** The admin token from Bearer or, where the route declares `session`, an operator's console session. */
+export function adminGuard(ctx: Pick<AppContext, 'config' | 'sessions'>): preValidationAsyncHookHandler {
   return async function authenticateAdmin(request: FastifyRequest) {
     if (!ctx.config.adminToken) throw forbidden('The admin API is disabled: set ADMIN_TOKEN to enable it');
-    const token = request.headers.authorization ? BEARER.exec(request.headers.authorization)?.[1] : undefined;
+    const sources = request.routeOptions.config.keySources ?? BEARER_ONLY;
+    const authorization = sources.includes('bearer') ? request.headers.authorization : undefined;
+    const token = authorization ? BEARER.exec(authorization)?.[1] : undefined;
     if (!token) {
       // The console's operator pages use the same routes with the session cookie an admin-token sign-in set.
-      const session = await readSession(ctx, request);
+      const session = sources.includes('session') ? await ctx.sessions.read(request) : undefined;
       if (session?.role === 'operator') return;
       if (session) throw forbidden('This session is an account holder\'s; the admin API needs the operator');
       throw unauthorized('Missing admin token: send Authorization: Bearer <ADMIN_TOKEN>');

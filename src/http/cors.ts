@@ -17,5 +17,5 @@ const PREFLIGHT_HEADERS = {
 };
 
 export function registerPreflight(app: FastifyInstance): void {
-  app.options('/*', { schema: { hide: true } }, async (_request, reply) => reply.headers(PREFLIGHT_HEADERS).status(204).send());
+  app.options('/*', { schema: { hide: true }, config: { envelope: 'of-path', keySources: [] } }, async (_request, reply) => reply.headers(PREFLIGHT_HEADERS).status(204).send());
 }

@@ -3,25 +3,30 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ClientGone } from './call-signal.ts';
 import { isStoreUnavailable } from '../db/errors.ts';
+import { declaredRoutes, type Family } from './route-table.ts';
 import { ApiError, nativeStatus, notFound, payloadTooLarge, serviceUnavailable, typeForStatus, unsupportedMediaType } from './errors.ts';
 
-// The one place where errors become response bodies. Three families share it:
-// standard (SPEC 7.1), native text (SPEC 7.2, `/v1beta/...` and the Gemini surface `/gemini/...`),
-// messages (7.1 plus `"type":"error"`, also on `/v1/models`, which the messages SDK reads) and
-// chat completions (7.1 plus the `param` the OpenAI SDK reads).
-export function errorBody(url: string, error: ApiError): unknown {
-  if (url.startsWith('/v1beta/') || url.startsWith('/gemini/')) {
-    return { error: { code: error.status, message: error.message, status: nativeStatus(error.status) } };
-  }
-  if (url.startsWith('/v1/chat/')) return { error: { code: error.status, message: error.message, type: error.type, param: null } };
+// The one place where errors become response bodies. Each route declares its envelope's family
+// (http/surface.ts): standard (SPEC 7.1), native (SPEC 7.2), messages (7.1 plus `"type":"error"`)
+// or openai (7.1 plus the `param` the OpenAI SDK reads). Where no route is at hand, the path decides
+// through the table of declared routes (route-table.ts).
+export function envelopeBody(family: Family, error: ApiError): unknown {
+  if (family === 'native') return { error: { code: error.status, message: error.message, status: nativeStatus(error.status) } };
+  if (family === 'openai') return { error: { code: error.status, message: error.message, type: error.type, param: null } };
   const standard = { error: { code: error.status, message: error.message, type: error.type } };
-  if (url.startsWith('/v1/messages') || url.startsWith('/v1/models')) return { type: 'error', ...standard };
-  return standard;
+  return family === 'messages' ? { type: 'error', ...standard } : standard;
+}
+
+/** The body of an error on `url` (with `method`, when known) that reached no route. */
+export function errorBody(url: string, error: ApiError, method?: string): unknown {
+  return envelopeBody(declaredRoutes.familyFor(method, url), error);
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply.status(error.status).send(errorBody(request.url, error));
+  const declared = request.routeOptions.config.envelope;
+  const family = declared === undefined || declared === 'of-path' ? declaredRoutes.familyFor(request.method, request.url) : declared;
+  return reply.status(error.status).send(envelopeBody(family, error));
 }
 
 function toApiError(error: FastifyError, request: FastifyRequest, bodyLimit: number): ApiError | undefined {
@@ -86,18 +91,19 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
   );
 }
 
-const REQUEST_LINE = /^[A-Z]+ (\S+) HTTP\/1\.[01]\r?\n/;
+const REQUEST_LINE = /^([A-Z]+) (\S+) HTTP\/1\.[01]\r?\n/;
 
 /**
- * The path a refused request was for, so its error comes in that route's envelope. The parser gives
- * no request object: a request timed out midway has a response (and so its request) on the socket;
- * a refused head starts the raw packet the parser stopped in, or sits in the parser's URL buffer.
+ * The request a refused one was, so its error comes in that route's envelope. The parser gives no
+ * request object: a request timed out midway has a response (and so its request) on the socket;
+ * a refused head starts the raw packet the parser stopped in, or its URL sits in the parser's buffer.
  */
-function refusedRequestUrl(error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket): string {
-  const pending = (socket as { _httpMessage?: { req?: { url?: string } } })._httpMessage?.req?.url;
-  if (pending) return pending;
-  const raw = error.rawPacket ? REQUEST_LINE.exec(error.rawPacket.subarray(0, 2048).toString('latin1'))?.[1] : undefined;
-  return raw ?? (socket as { parser?: { _url?: string } }).parser?._url ?? '/';
+function refusedRequest(error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket): { method?: string; url: string } {
+  const pending = (socket as { _httpMessage?: { req?: { method?: string; url?: string } } })._httpMessage?.req;
+  if (pending?.url) return { method: pending.method, url: pending.url };
+  const line = error.rawPacket ? REQUEST_LINE.exec(error.rawPacket.subarray(0, 2048).toString('latin1')) : undefined;
+  if (line) return { method: line[1], url: line[2]! };
+  return { url: (socket as { parser?: { _url?: string } }).parser?._url ?? '/' };
 }
 
 /**
@@ -109,7 +115,8 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
   const message = { 408: 'Request timed out: the whole request must arrive within REQUEST_TIMEOUT_MS', 431: 'Request headers are too large' }[status as 408 | 431] ?? 'Malformed HTTP request';
-  const body = JSON.stringify(errorBody(refusedRequestUrl(error, socket), new ApiError(status, typeForStatus(status), message)));
+  const refused = refusedRequest(error, socket);
+  const body = JSON.stringify(errorBody(refused.url, new ApiError(status, typeForStatus(status), message), refused.method));
   // A response already under way cannot be replaced: the connection is only closed.
   const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
   if (socket.writable && !answering) {

@@ -16,7 +16,6 @@ export type CachedKey = Pick<ApiKey, 'id' | 'user_id' | 'key_hash' | 'status' | 
   policy?: CompiledPolicy;
 };
 
-const CHANNEL = 'gw:key-changed';
 const TTL_MS = 60_000;
 // Re-read a little of the past on every poll, in case a writer's clock is slightly behind ours.
 const CLOCK_SLACK_MS = 2_000;
@@ -30,7 +29,9 @@ export class KeyCache {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly pollMs: number,
-    private readonly publisher?: Redis,
+    private readonly publisher: Redis | undefined,
+    /** REDIS_PREFIX: gateways sharing one Redis keep apart by it. */
+    private readonly channel: string,
   ) {}
 
   /** The cached entry, without touching the database (the hot path needs no promise for a hit). */
@@ -65,15 +66,15 @@ export class KeyCache {
   /** Called after a key change is committed: forget it here and tell the other processes. */
   async announce(hash: string): Promise<void> {
     this.drop(hash);
-    if (this.publisher) await this.publisher.publish(CHANNEL, hash);
+    if (this.publisher) await this.publisher.publish(this.channel, hash);
   }
 
   /** Listens for changes made by other processes. */
   async start(subscriber?: Redis): Promise<void> {
     if (subscriber) {
-      await subscriber.subscribe(CHANNEL);
+      await subscriber.subscribe(this.channel);
       subscriber.on('message', (channel, hash) => {
-        if (channel === CHANNEL) this.drop(hash);
+        if (channel === this.channel) this.drop(hash);
       });
     }
     this.timer = setInterval(() => void this.poll(), this.pollMs);

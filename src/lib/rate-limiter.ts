@@ -83,6 +83,12 @@ if count > 0 then redis.call('DECR', KEYS[1]) end
 return 0
 `;
 
+/** The client once the constructor has defined its scripts: ioredis adds a method per defineCommand. */
+type ScriptedRedis = Redis & {
+  gwRateHit(key: string, ttlMs: number): Promise<[number, number]>;
+  gwRateRelease(key: string): Promise<unknown>;
+};
+
 /**
  * Counts in Redis, shared by every process. While Redis does not answer, each process counts on its
  * own (the limits still hold per process, and nothing waits for Redis); Redis counts again as soon
@@ -93,7 +99,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   constructor(
     private readonly redis: Redis,
-    private readonly prefix = 'gw:rl:',
+    private readonly prefix: string,
     private readonly windowMs = WINDOW_MS,
   ) {
     redis.defineCommand('gwRateHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
@@ -107,7 +113,7 @@ export class RedisRateLimiter implements RateLimiter {
     const untilWindowEnd = this.windowMs - (now % this.windowMs);
     let answer: [number, number];
     try {
-      answer = (await (this.redis as any).gwRateHit(windowKey, untilWindowEnd)) as [number, number];
+      answer = await (this.redis as ScriptedRedis).gwRateHit(windowKey, untilWindowEnd);
     } catch {
       return this.fallback.hitNow(key, limit);
     }
@@ -116,7 +122,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   async release(key: string): Promise<void> {
     const windowKey = `${this.prefix}${key}:${Math.floor(Date.now() / this.windowMs)}`;
-    await Promise.all([(this.redis as any).gwRateRelease(windowKey).catch(() => undefined), this.fallback.release(key)]);
+    await Promise.all([(this.redis as ScriptedRedis).gwRateRelease(windowKey).catch(() => undefined), this.fallback.release(key)]);
   }
 
   close(): void {

@@ -1,4 +1,4 @@
-import { Type, type TObject, type TProperties, type TSchema } from 'typebox';
+import { Type, type Static, type TObject, type TProperties, type TSchema } from 'typebox';
 import type { Config } from '../config.ts';
 import type { Kysely } from 'kysely';
 import type { Channel, Database } from '../db/types.ts';
@@ -28,24 +28,28 @@ export interface ConnectionProbe {
   text(): Promise<string | undefined>;
 }
 
-export interface ChannelTypeEntry {
+/** `O` is the type's options schema: its providers read the stored options as `Static<O>`. */
+export interface ChannelTypeEntry<O extends TObject = TObject> {
   type: string;
   /** One line for the CLI help, the console and the OpenAPI document. */
   summary: string;
   serves: readonly Serves[];
   baseUrl: 'required' | 'none';
   /** The channel's `options`: a closed object; fields marked `writeOnly` are secrets, never shown back. */
-  options: TObject;
+  options: O;
   /** One instance per type (channels carry their own URL and secret per call). */
   taskProvider?(deps: ProviderDeps): TaskProvider;
   /** The text provider for one channel row and its parsed options. */
-  textProvider?(channel: Channel, options: Record<string, any>, config: Readonly<Config>): TextProvider | undefined;
+  textProvider?(channel: Channel, options: Static<O>, config: Readonly<Config>): TextProvider | undefined;
   /** One small real call; resolves to what the console shows, throws what went wrong. */
   test(probe: ConnectionProbe): Promise<string>;
 }
 
+/** An entry whose providers read its options as its schema has them (the schema's type is inferred). */
+export const defineChannelType = <O extends TObject>(entry: ChannelTypeEntry<O>): ChannelTypeEntry<O> => entry;
+
 /** A closed options object. */
-export const Options = (properties: TProperties) => Type.Object(properties, { additionalProperties: false });
+export const Options = <P extends TProperties>(properties: P) => Type.Object(properties, { additionalProperties: false });
 
 /** Marks an option as a secret: stored and used, shown back only as `has_<field>: true`. */
 export const secret = <T extends TSchema>(schema: T): T => ({ ...schema, writeOnly: true });
@@ -69,9 +73,9 @@ export const ExtraHeaders = secret(
 const FRAMING = new Set(['content-type', 'content-length', 'transfer-encoding', 'host', 'connection']);
 
 /** The `headers` option as request headers: lower-cased, framing headers left to the HTTP client. */
-export function extraHeaders(options: Record<string, any>): Record<string, string> {
+export function extraHeaders(options: { headers?: Record<string, string> }): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries((options.headers ?? {}) as Record<string, string>)) {
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
     if (!FRAMING.has(name.toLowerCase())) out[name.toLowerCase()] = value;
   }
   return out;

@@ -1,6 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { Channel, Task } from '../db/types.ts';
 import type { RenderSpec } from '../blobs/signed-urls.ts';
+import type { ImageParams } from '../modules/catalog/image-rules.ts';
+import type { VideoParams } from '../modules/catalog/video-rules.ts';
 
 // Every upstream sits behind this interface. A task provider is driven by the job engine: `submit`
 // once (dispatch job), then `poll` until it reports an end. Network errors are thrown and retried.
@@ -47,10 +49,28 @@ export type ProviderStep =
     }
   | { state: 'failed'; code: string; message: string; result?: ProducedResult; billedUnits?: number };
 
+/** An avatar review's parameters, as modules/avatars/avatars.service.ts stores them. */
+export interface AvatarReviewParams {
+  model: string;
+  group_id: string;
+  project_name: string;
+  asset_type: string;
+  assets: { asset_id: string; name: string; url: string }[];
+}
+
+/**
+ * A task's stored parameters: the normalized request of its kind. A provider that serves one kind
+ * narrows them with `as` (ImageParams for an image task): the task's kind, not the object, says which.
+ */
+export type TaskParams = ImageParams | VideoParams | AvatarReviewParams;
+
+/** Every kind's fields, all optional: for code that reads a field whatever the task's kind. */
+export type AnyKindParams = Partial<ImageParams & VideoParams & AvatarReviewParams>;
+
 export interface TaskCall {
   task: Task;
   /** The normalized request parameters. */
-  params: Record<string, any>;
+  params: TaskParams;
   channel: Channel;
   /** The model name to send upstream (after the channel's mapping). */
   upstreamModel: string;

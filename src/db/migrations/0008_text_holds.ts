@@ -4,7 +4,7 @@ import { type DialectMigration, withoutAutoincrement } from './kit.ts';
 export const migration: DialectMigration = (dialect) => ({
   async up(db: Kysely<any>) {
     // The open hold of each synchronous text call, from its hold to its settlement, so a hold whose
-    // process died mid-call is found and given back (text/text-holds.ts). Rows live for the length
+    // process died mid-call is found and given back (text-money/sweeper.ts). Rows live for the length
     // of a call; deleting the row is what entitles a settlement to refund, so two can never both.
     await db.schema
       .createTable('text_holds')

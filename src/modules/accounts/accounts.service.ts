@@ -4,17 +4,20 @@ import { badRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { fromBalance, toBalance, toCredits } from '../../lib/money.ts';
 import { adjustKeyQuota, topUp } from '../billing/ledger.ts';
-import { getUser, insertUser, listUsers, NO_OPEN_HOLDS, openHoldsOf, updateAlert, type OpenHolds } from './accounts.repo.ts';
+import { getUser, insertUser, listUsers, updateAlert } from './accounts.repo.ts';
+import type { Pending } from '../text-money/index.ts';
 import { acceptAlertUrl } from '../webhooks/balance-alerts.ts';
 import { generateKeySecret } from './key-secret.ts';
 import { assertWithinCeiling, ceilingOfRow, normalizePolicy, NO_POLICY, policyColumns, policyOfRow, type KeyPolicy } from './key-policy.ts';
 import { getKey, insertKey, listKeys, lockKey, updateKey, updateKeySettings } from './keys.repo.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'config' | 'keyCache' | 'quotas'>;
+type Ctx = Pick<AppContext, 'db' | 'config' | 'keyCache' | 'quotas' | 'textMoney'>;
 
-// The views leave out what open text holds have not spent (a process's float, a call in flight), as
-// the balance routes do (SPEC 2.3): the numbers say what calls cost.
-export function userView(ctx: Ctx, user: User, held: OpenHolds = NO_OPEN_HOLDS) {
+// The views add back what text money holds and has not spent (ctx.textMoney.pendingFor), as the
+// balance routes do (SPEC 2.3): the numbers say what calls cost.
+const NOTHING_PENDING: Pending = { unspent: 0, limited: 0 };
+
+export function userView(ctx: Ctx, user: User, held: Pending = NOTHING_PENDING) {
   const balance = user.balance + held.unspent;
   const used = user.used - held.unspent;
   return {
@@ -46,7 +49,7 @@ export async function setAlert(ctx: Ctx & Pick<AppContext, 'resolve'>, userId: s
   return (await userViews(ctx, [(await getUser(ctx.db, userId))!]))[0]!;
 }
 
-export function keyView(ctx: Ctx, key: ApiKey, held: OpenHolds = NO_OPEN_HOLDS) {
+export function keyView(ctx: Ctx, key: ApiKey, held: Pending = NOTHING_PENDING) {
   return {
     id: key.id,
     user_id: key.user_id,
@@ -94,12 +97,12 @@ export async function topUpUser(ctx: Ctx, userId: string, amount: number, note?:
 }
 
 async function userViews(ctx: Ctx, users: User[]) {
-  const held = await openHoldsOf(ctx.db, 'user_id', users.map((u) => u.id));
+  const held = await ctx.textMoney.pendingFor({ accountIds: users.map((u) => u.id) });
   return users.map((u) => userView(ctx, u, held.get(u.id)));
 }
 
 async function keyViews(ctx: Ctx, keys: ApiKey[]) {
-  const held = await openHoldsOf(ctx.db, 'key_id', keys.map((k) => k.id));
+  const held = await ctx.textMoney.pendingFor({ keyIds: keys.map((k) => k.id) });
   return keys.map((k) => keyView(ctx, k, held.get(k.id)));
 }
 
@@ -174,7 +177,7 @@ export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges, by: K
       if (locked.unlimited === 1) throw badRequest('quota: this key is unlimited');
       // The quota shown is what open holds have not spent plus the column: set that, and let the
       // column go no lower than 0 (a hold bigger than the new quota gives its rest back on top).
-      const held = (await openHoldsOf(trx, 'key_id', [id])).get(id)?.limited ?? 0;
+      const held = (await ctx.textMoney.pendingFor({ keyIds: [id] }, trx)).get(id)?.limited ?? 0;
       const delta = Math.max(target - (locked.quota_remain + held), -locked.quota_remain);
       if (delta !== 0) await adjustKeyQuota(trx, { userId: locked.user_id, keyId: id, delta, amount: 0, note: 'quota set' });
     }
@@ -189,7 +192,7 @@ export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges, by: K
     }
     // Read before the commit: the answer is the key as this change left it, whatever spends next.
     const changed = (await getKey(trx, id))!;
-    return { hash: changed.key_hash, view: keyView(ctx, changed, (await openHoldsOf(trx, 'key_id', [id])).get(id)) };
+    return { hash: changed.key_hash, view: keyView(ctx, changed, (await ctx.textMoney.pendingFor({ keyIds: [id] }, trx)).get(id)) };
   });
   await ctx.keyCache.announce(key.hash);
   ctx.quotas.changed([id]);

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { ApiKey, ApiKeyUpdate, Database, NewApiKey } from '../../db/types.ts';
 import { preparedQuery } from '../../db/prepared.ts';
-import { unspentHeld } from './accounts.repo.ts';
+import { pendingSql } from '../text-money/index.ts';
 
 export async function insertKey(db: Kysely<Database>, key: NewApiKey): Promise<void> {
   await db.insertInto('api_keys').values(key).execute();
@@ -19,15 +19,15 @@ export async function getKey(db: Kysely<Database>, id: string): Promise<ApiKey |
 }
 
 export type KeyQuota = Pick<ApiKey, 'status' | 'unlimited' | 'quota_remain' | 'quota_used'>;
-// Less what open text holds on the key have taken and not spent, as for the account (accounts.repo.ts).
+// With what text money holds on the key and has not spent added back, as for the account (accounts.repo.ts).
 const quotaById = preparedQuery((db, heldLimited: string, held: string, id: string) =>
   db
     .selectFrom('api_keys')
     .select((eb) => [
       'status',
       'unlimited',
-      eb('quota_remain', '+', unspentHeld(eb, 'key_id', heldLimited, true)).as('quota_remain'),
-      eb('quota_used', '-', unspentHeld(eb, 'key_id', held)).as('quota_used'),
+      eb('quota_remain', '+', pendingSql(eb, 'key', heldLimited, true)).as('quota_remain'),
+      eb('quota_used', '-', pendingSql(eb, 'key', held)).as('quota_used'),
     ])
     .where('id', '=', id),
 );
@@ -36,17 +36,6 @@ const quotaById = preparedQuery((db, heldLimited: string, held: string, id: stri
 export async function getKeyQuota(db: Kysely<Database>, id: string): Promise<KeyQuota | undefined> {
   const row = (await quotaById(db, id, id, id))[0];
   return row && { ...row, quota_remain: Number(row.quota_remain), quota_used: Number(row.quota_used) };
-}
-
-/** What a float may take for this key: the account's balance and, when limited, the key's quota. */
-const roomById = preparedQuery((db, id: string) =>
-  db.selectFrom('api_keys').innerJoin('users', 'users.id', 'api_keys.user_id').select(['users.balance', 'api_keys.unlimited', 'api_keys.quota_remain']).where('api_keys.id', '=', id),
-);
-
-export async function readFloatRoom(db: Kysely<Database>, keyId: string): Promise<number> {
-  const row = (await roomById(db, keyId))[0];
-  if (!row) return 0;
-  return row.unlimited === 1 ? Number(row.balance) : Math.min(Number(row.balance), Number(row.quota_remain));
 }
 
 export function listKeys(db: Kysely<Database>, userId: string): Promise<ApiKey[]> {

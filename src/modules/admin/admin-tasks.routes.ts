@@ -6,11 +6,13 @@ import { ErrorResponses, IdParams } from '../../http/schemas.ts';
 import { redeliver } from '../webhooks/redeliver.ts';
 import { deliveriesOf, tasksForOperator } from './admin-tasks.service.ts';
 import { Attempt, TasksQuery } from './admin.schemas.ts';
+import { ADMIN_SURFACE, declareSurface } from '../../http/surface.ts';
 
 // The operator's view of tasks and their callbacks. Registered just before webhooksRoutes, where
 // these routes used to live, so the OpenAPI document lists its paths in the same order.
 export function adminTasksRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, ADMIN_SURFACE);
     app.addHook('preValidation', adminGuard(ctx));
     const doc = <T extends object>(summary: string, extra: T) => ({ ...extra, tags: ['admin'], summary, security: [{ admin: [] }] });
 

@@ -11,9 +11,11 @@ import { setCredentials } from '../console/console.service.ts';
 import { totalsForLastDays } from '../console/usage.repo.ts';
 import { toBalance } from '../../lib/money.ts';
 import * as S from './admin.schemas.ts';
+import { ADMIN_SURFACE, declareSurface } from '../../http/surface.ts';
 
 export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, ADMIN_SURFACE);
     app.addHook('preValidation', adminGuard(ctx));
     const doc = <T extends object>(summary: string, extra: T = {} as T) => ({
       ...extra,

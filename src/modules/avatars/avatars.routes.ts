@@ -8,6 +8,7 @@ import { ErrorResponses } from '../../http/schemas.ts';
 import { listAssets, listGroups } from './avatars.repo.ts';
 import { AssetView, AvatarReceipt, AvatarRequest } from './avatars.schemas.ts';
 import { assetUrl, submitAvatar } from './avatars.service.ts';
+import { ADMIN_SURFACE, declareSurface } from '../../http/surface.ts';
 
 const view = (a: Asset) => ({
   asset_id: a.id,
@@ -31,6 +32,7 @@ const GroupView = Type.Object({
 
 export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, { envelope: 'standard', keySources: ['bearer'] });
     app.post(
       '/v1/seedance2/private-avatar',
       {
@@ -87,6 +89,7 @@ export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/admin/assets',
       {
+        config: ADMIN_SURFACE,
         preValidation: adminGuard(ctx),
         schema: {
           tags: ['admin'],

@@ -4,9 +4,11 @@ import { keyGuard } from '../../http/auth.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { KeyBalance, UserBalance } from './balance.schemas.ts';
 import { keyBalance, MESSAGES, userBalance } from './balance.service.ts';
+import { declareSurface } from '../../http/surface.ts';
 
 export function balanceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, { envelope: 'standard', keySources: ['bearer'] });
     // A deleted key still reads its own record (200, success:false, SPEC 4.1), but nothing else.
     const allowDeleted = keyGuard(ctx, { allowDeleted: true });
     const keySchema = {

@@ -8,7 +8,6 @@ import { getKeyQuota, type KeyQuota } from '../accounts/keys.repo.ts';
 // money: at once in this process, through Redis in the others. A snapshot is also never older than
 // MAX_AGE_MS, which keeps processes without Redis within a second, as key changes are.
 
-const CHANNEL = 'gw:quota-changed';
 const MAX_AGE_MS = 1000;
 
 export class QuotaSnapshots {
@@ -16,7 +15,9 @@ export class QuotaSnapshots {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly publisher?: Redis,
+    private readonly publisher: Redis | undefined,
+    /** REDIS_PREFIX: gateways sharing one Redis keep apart by it. */
+    private readonly channel: string,
   ) {}
 
   async get(keyId: string): Promise<KeyQuota | undefined> {
@@ -33,13 +34,13 @@ export class QuotaSnapshots {
     const ids = [...new Set(keyIds)];
     if (ids.length === 0) return;
     for (const id of ids) this.entries.delete(id);
-    this.publisher?.publish(CHANNEL, ids.join(',')).catch(() => undefined);
+    this.publisher?.publish(this.channel, ids.join(',')).catch(() => undefined);
   }
 
   async listen(subscriber: Redis): Promise<void> {
-    await subscriber.subscribe(CHANNEL);
+    await subscriber.subscribe(this.channel);
     subscriber.on('message', (channel, message: string) => {
-      if (channel === CHANNEL) for (const id of message.split(',')) this.entries.delete(id);
+      if (channel === this.channel) for (const id of message.split(',')) this.entries.delete(id);
     });
   }
 }

@@ -1,41 +1,20 @@
 import type { Statement } from '../../db/at-once.ts';
-import { assertAmount, debitRow, refundRow, type LedgerRowValues } from './ledger-rows.ts';
-import type { LedgerOp } from './ledger-batch.ts';
+import { netsOf, type LedgerOp } from './ledger-plan.ts';
 
 // SQLite's fast path for a batch of ledger movements (db/at-once.ts): each account and key changes
-// once by the batch's net sum, and the CHECK constraints (balance >= 0, quota_remain >= 0) refuse
-// the whole batch when any payer is short; the caller then takes the careful path (ledger-batch.ts),
-// which decides movement by movement. Refunds and debits of one account net out exactly as the
-// careful path applies them (refunds first). The same ledger rows are written.
-
+// once by the batch's net (ledger-plan.ts), and the CHECK constraints (balance >= 0, quota_remain >=
+// 0) refuse the whole batch when any payer is short; the caller then takes the careful path
+// (ledger-batch.ts), which decides movement by movement. The same ledger rows are written.
 
 const ACCOUNT = 'update users set balance = balance - ?, used = used + ?, updated_at = ? where id = ?';
 const KEY = 'update api_keys set quota_used = quota_used + ?, quota_remain = quota_remain - ? where id = ?';
 const LEDGER =
   'insert into ledger (user_id, key_id, kind, balance_delta, used_delta, key_remain_delta, key_used_delta, ref, note, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 
-const signed = (op: LedgerOp) => (op.op === 'debit' ? op.movement.amount : -op.movement.amount);
-
 /** Applies every op or throws having changed nothing (inside the caller's transaction). */
 export function applyAllAtOnce(statement: Statement, ops: LedgerOp[]): void {
   const now = Date.now();
-  const accounts = new Map<string, number>();
-  const keys = new Map<string, { used: number; remain: number }>();
-  const rows: LedgerRowValues[] = [];
-  for (const op of ops) {
-    const m = op.movement;
-    assertAmount(m.amount);
-    if (op.op === 'refund' && m.amount === 0) continue;
-    accounts.set(m.userId, (accounts.get(m.userId) ?? 0) + signed(op));
-    if (m.keyId) {
-      const key = keys.get(m.keyId) ?? { used: 0, remain: 0 };
-      key.used += signed(op);
-      if (m.keyLimited) key.remain += signed(op);
-      keys.set(m.keyId, key);
-    }
-    if (op.op === 'debit') rows.push(debitRow(op.kind, m, now));
-    else if (m.amount > 0) rows.push(refundRow(m, now));
-  }
+  const { accounts, keys, rows } = netsOf(ops, now);
   const account = statement(ACCOUNT);
   for (const [id, net] of accounts) {
     if (account.run(net, net, now, id).changes !== 1) throw new Error(`no account ${id}`);

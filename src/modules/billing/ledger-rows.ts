@@ -39,11 +39,3 @@ export function ledgerRow(kind: LedgerKind, m: Movement, now: number, deltas: De
     created_at: now,
   };
 }
-
-const isLimited = (m: Movement) => Boolean(m.keyId && m.keyLimited);
-
-export const debitRow = (kind: 'hold' | 'charge', m: Movement, now: number) =>
-  ledgerRow(kind, m, now, { balance: -m.amount, used: m.amount, keyRemain: isLimited(m) ? -m.amount : 0, keyUsed: m.keyId ? m.amount : 0 });
-
-export const refundRow = (m: Movement, now: number) =>
-  ledgerRow('refund', m, now, { balance: m.amount, used: -m.amount, keyRemain: isLimited(m) ? m.amount : 0, keyUsed: m.keyId ? -m.amount : 0 });

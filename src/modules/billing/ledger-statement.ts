@@ -1,21 +1,25 @@
+import { COUNTS_AGAINST_QUOTA_SQL, TAKEN_SQL } from './ledger-plan.ts';
+
 // Postgres: the ledger movements of a whole batch as data-modifying CTEs, for statements that write
-// a batch at once outside BEGIN/COMMIT (tasks/submit-statement.ts, text/text-money-statement.ts).
+// a batch at once outside BEGIN/COMMIT (tasks/submit-statement.ts, text-money/whole.ts).
 //
 // `source` names a CTE with columns (kind, user_id, key_id, key_limited, amount, ref, note), kind
-// being 'hold' or 'charge' (debits) or 'refund'. Each account and key changes once by its net sum,
-// rows locked in the careful path's order (accounts by id, then keys by id, as ledger-batch.ts), so
-// the two paths cannot deadlock each other. What makes the debits conditional is the tables' CHECK
-// constraints (balance >= 0, quota_remain >= 0): when a payer is short the whole statement fails and
-// nothing of it is kept. `now` is the SQL text of the timestamp parameter. The statement must end
-// by selecting `ledgerRowsAllFound(source)`, which fails it when an account or key row is missing.
-
-const signed = `case when kind = 'refund' then -amount else amount end`;
+// being 'hold' or 'charge' (debits) or 'refund', holding only the movements that move (`where
+// ${MOVES_SQL}`: a refund of 0 does nothing on any path; the callers' sources filter it out or carry
+// no refunds, so the statement does not pay for a pass of its own). What each movement takes and
+// from which payers are ledger-plan.ts's rules, in SQL. Each account and key changes once by its net
+// sum, rows locked in the careful path's order (accounts by id, then keys by id, as ledger-batch.ts),
+// so the two paths cannot deadlock each other. What makes the debits conditional is the tables'
+// CHECK constraints (balance >= 0, quota_remain >= 0): when a payer is short the whole statement
+// fails and nothing of it is kept. `now` is the SQL text of the timestamp parameter. The statement
+// must end by selecting `ledgerRowsAllFound(source)`, which fails it when an account or key row is
+// missing.
 
 export function ledgerMovementCtes(source: string, now: string): string {
   return `
 accounts_locked as materialized (
   select u.id, t.net from users u
-  join (select user_id, sum(${signed})::bigint as net from ${source} group by user_id) t on t.user_id = u.id
+  join (select user_id, sum(${TAKEN_SQL})::bigint as net from ${source} group by user_id) t on t.user_id = u.id
   order by u.id for no key update of u
 ),
 accounts as (
@@ -26,7 +30,7 @@ accounts as (
 keys_locked as materialized (
   select k.id, t.net, t.limited_net from api_keys k
   join (
-    select key_id, sum(${signed})::bigint as net, sum(case when key_limited = 1 then ${signed} else 0 end)::bigint as limited_net
+    select key_id, sum(${TAKEN_SQL})::bigint as net, sum(case when ${COUNTS_AGAINST_QUOTA_SQL} then ${TAKEN_SQL} else 0 end)::bigint as limited_net
     from ${source} where key_id is not null group by key_id
   ) t on t.key_id = k.id
   -- Reading every account's UPDATE here, before any key is locked, keeps the lock order.
@@ -40,9 +44,9 @@ keys as (
 ),
 ledger_in as (
   insert into ledger (user_id, key_id, kind, balance_delta, used_delta, key_remain_delta, key_used_delta, ref, note, created_at)
-  select user_id, key_id, kind, -(${signed}), ${signed},
-    case when key_id is not null and key_limited = 1 then -(${signed}) else 0 end,
-    case when key_id is not null then ${signed} else 0 end,
+  select user_id, key_id, kind, -(${TAKEN_SQL}), ${TAKEN_SQL},
+    case when ${COUNTS_AGAINST_QUOTA_SQL} then -(${TAKEN_SQL}) else 0 end,
+    case when key_id is not null then ${TAKEN_SQL} else 0 end,
     ref, note, ${now}
   from ${source}
 )`;

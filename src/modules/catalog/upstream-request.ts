@@ -1,10 +1,12 @@
+import type { ImageParams } from './image-rules.ts';
 import { resolveModel } from './models.ts';
+import type { VideoParams } from './video-rules.ts';
 
 /**
  * Turns stored, normalized parameters back into a SPEC request body, for an upstream that speaks
  * SPEC itself (relay channels): derived fields are dropped and renamed fields restored.
  */
-export function upstreamRequest(params: Record<string, any>, upstreamModel: string): Record<string, unknown> {
+export function upstreamRequest(params: { model: string } & Partial<ImageParams & VideoParams>, upstreamModel: string): Record<string, unknown> {
   const { width: _w, height: _h, ratio, audio, ...rest } = params;
   const model = resolveModel(params.model);
   const body: Record<string, unknown> = { ...rest, model: upstreamModel };

@@ -8,9 +8,11 @@ import { channelTypesView, knownType } from './channel-options.ts';
 import { testChannel } from './channel-test.ts';
 import * as S from './channels.schemas.ts';
 import { changeChannel, createChannel, findChannels, removeChannel } from './channels.service.ts';
+import { ADMIN_SURFACE, declareSurface } from '../../http/surface.ts';
 
 export function channelsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, ADMIN_SURFACE);
     app.addHook('preValidation', adminGuard(ctx));
     const doc = <T extends object>(summary: string, extra: T) => ({ ...extra, tags: ['admin'], summary, security: [{ admin: [] }] });
     // Each change also drops this process's routing cache; other processes re-read within a second.

@@ -5,14 +5,17 @@ import { bodyModel, keyGuard } from '../../http/auth.ts';
 import { badGateway } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
+import { RequestSignal } from '../../http/call-signal.ts';
 import { generateText, streamText, type TextCall } from '../text/text.service.ts';
 import { chatChunk, chatCompletion, completionId, fromChat } from './chat.mapping.ts';
 import { ChatRequest, ChatResponse } from './chat.schemas.ts';
+import { declareSurface } from '../../http/surface.ts';
 
 const everyUpstreamFailed = () => badGateway('Every upstream for this model failed');
 
 export function chatRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, { envelope: 'openai', keySources: ['bearer'] });
     app.post(
       '/v1/chat/completions',
       {
@@ -38,13 +41,12 @@ export function chatRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 }
 
 async function stream(ctx: AppContext, call: TextCall, id: string, includeUsage: boolean, request: FastifyRequest, reply: FastifyReply) {
-  const controller = new AbortController();
-  const chunks = streamText(ctx, call, controller.signal);
+  const signal = new RequestSignal();
+  const chunks = streamText(ctx, call, signal);
   // Routing, the hold and the upstream's first answer come before the first byte: their errors
   // still get a status code and the error envelope.
   const first = await chunks.next();
-  const events = startSse(request, reply);
-  events.signal.addEventListener('abort', () => controller.abort(events.signal.reason), { once: true });
+  const events = startSse(request, reply, signal);
   const created = Math.floor(Date.now() / 1000);
   const model = call.request.model;
   events.send(chatChunk(id, created, model, { role: 'assistant', content: '' }));

@@ -4,6 +4,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { serviceUnavailable } from '../../http/errors.ts';
+import { declareSurface } from '../../http/surface.ts';
 
 // The console is a static single-page app built by Vite (`npm run build:console`) into
 // CONSOLE_DIST_DIR and served from here: no CDN, no second server. It routes with the URL hash, so the
@@ -19,10 +20,12 @@ function securityHeaders(ctx: AppContext): Record<string, string> {
   };
 }
 
+/** A plugin: its declaration covers only the pages. */
 export async function registerConsolePages(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const root = path.resolve(ctx.config.console.distDir);
   const built = fs.existsSync(path.join(root, 'index.html'));
   const headers = securityHeaders(ctx);
+  declareSurface(app, { envelope: 'standard', keySources: [] });
   app.get('/console', { schema: { hide: true } }, (_request, reply) => reply.redirect('/console/'));
   if (!built) {
     app.get('/console/', { schema: { hide: true } }, async () => {

@@ -21,6 +21,7 @@ import { findCredentialsByUser } from './sessions.repo.ts';
 import { usageByKey } from './usage.repo.ts';
 import { sendUsageCsv } from './usage-export.ts';
 import { keyLabels, refusedCallbacks, type KeyLabel } from './task-rows.repo.ts';
+import { declareSurface } from '../../http/surface.ts';
 
 // The account holder's console pages: everything is scoped to the session's account, and another
 // account's key or task is a 404, exactly as if it did not exist.
@@ -63,6 +64,7 @@ function taskRow(task: Task, ctx: AppContext, extras: RowExtras) {
 
 export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, { envelope: 'standard', keySources: ['session'] });
     app.addHook('preValidation', accountSessionGuard(ctx));
     const doc = <T extends object>(summary: string, extra: T) => ({ ...extra, tags: ['console'], summary, security: [{ consoleSession: [] }] });
     const userId = (request: FastifyRequest) => request.consoleSession!.user_id!;

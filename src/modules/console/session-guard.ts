@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import type { ConsoleSessionsTable } from '../../db/types.ts';
+import type { SessionReader } from '../../http/auth.ts';
 import { forbidden, unauthorized } from '../../http/errors.ts';
 import { findSession } from './sessions.repo.ts';
 
@@ -49,6 +50,9 @@ export async function readSession(ctx: Pick<AppContext, 'db'>, request: FastifyR
   }
   return session;
 }
+
+/** The sessions as http/auth.ts's admin guard reads them (an operator's session opens the admin API). */
+export const consoleSessions = (ctx: Pick<AppContext, 'db'>): SessionReader => ({ read: (request) => readSession(ctx, request) });
 
 /** preValidation for the account holder's console routes. */
 export function accountSessionGuard(ctx: Pick<AppContext, 'db'>) {

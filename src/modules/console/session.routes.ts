@@ -7,9 +7,11 @@ import { ErrorResponses } from '../../http/schemas.ts';
 import * as S from './console.schemas.ts';
 import { signInAccount, signInOperator, signOut, type NewSession } from './console.service.ts';
 import { readCookie, readSession, SESSION_COOKIE, sessionCookie } from './session-guard.ts';
+import { declareSurface } from '../../http/surface.ts';
 
 export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, { envelope: 'standard', keySources: ['session'] });
     const doc = <T extends object>(summary: string, extra: T) => ({ ...extra, tags: ['console'], summary });
     const started = (reply: FastifyReply, session: NewSession) =>
       reply

@@ -4,18 +4,11 @@ import type { Kysely } from 'kysely';
 import type { MoneyFormat } from '../../lib/money.ts';
 import { toBalance } from '../../lib/money.ts';
 import type { Database } from '../../db/types.ts';
+import { keyNamesOf, taskUsagePage, usagePage, type UsageFilter } from './usage.repo.ts';
 
 // Usage export (issue 25): one CSV row per text call and per task, read a page at a time from both
 // tables and merged by time, so an export of any size holds one page of each in memory and the
 // first rows go out before the last are read.
-
-export interface UsageFilter {
-  userId?: string;
-  /** Unix ms, inclusive. */
-  from?: number;
-  /** Unix ms, exclusive. */
-  to?: number;
-}
 
 export interface UsageRow {
   at: number;
@@ -35,11 +28,7 @@ const TASK_ENDPOINTS: Record<string, string> = { image: '/v1/images/generations'
 
 async function* textCalls(db: Kysely<Database>, filter: UsageFilter): AsyncGenerator<UsageRow> {
   for (let after = 0; ; ) {
-    let query = db.selectFrom('usage').selectAll().where('id', '>', after).orderBy('id').limit(PAGE);
-    if (filter.userId) query = query.where('user_id', '=', filter.userId);
-    if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
-    if (filter.to !== undefined) query = query.where('created_at', '<', filter.to);
-    const page = await query.execute();
+    const page = await usagePage(db, filter, after, PAGE);
     for (const u of page) {
       yield { at: Number(u.created_at), keyId: u.key_id, model: u.model, endpoint: u.endpoint, inputTokens: Number(u.input_tokens), outputTokens: Number(u.output_tokens), cost: Number(u.cost), status: u.status, id: u.request_id };
     }
@@ -50,16 +39,7 @@ async function* textCalls(db: Kysely<Database>, filter: UsageFilter): AsyncGener
 
 async function* tasks(db: Kysely<Database>, filter: UsageFilter): AsyncGenerator<UsageRow> {
   for (let after = ''; ; ) {
-    let query = db
-      .selectFrom('tasks')
-      .select(['id', 'key_id', 'kind', 'model', 'status', 'cost', 'hold_amount', 'created_at', 'input_tokens', 'output_tokens'])
-      .where('id', '>', after)
-      .orderBy('id')
-      .limit(PAGE);
-    if (filter.userId) query = query.where('user_id', '=', filter.userId);
-    if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
-    if (filter.to !== undefined) query = query.where('created_at', '<', filter.to);
-    const page = await query.execute();
+    const page = await taskUsagePage(db, filter, after, PAGE);
     for (const t of page) {
       const cost = t.cost === null ? Number(t.hold_amount) : Number(t.cost);
       yield { at: Number(t.created_at), keyId: t.key_id, model: t.model, endpoint: TASK_ENDPOINTS[t.kind] ?? t.kind, inputTokens: Number(t.input_tokens ?? 0), outputTokens: Number(t.output_tokens ?? 0), cost, status: t.status, id: t.id };
@@ -100,7 +80,7 @@ function keyNames(db: Kysely<Database>) {
     const missing = [...new Set(ids.filter((id) => !names.has(id)))];
     if (missing.length > 0) {
       if (names.size > 10_000) names.clear();
-      const rows = await db.selectFrom('api_keys').select(['id', 'name']).where('id', 'in', missing).execute();
+      const rows = await keyNamesOf(db, missing);
       for (const id of missing) names.set(id, rows.find((r) => r.id === id)?.name ?? '');
     }
     return names;

@@ -117,3 +117,38 @@ export async function totalsForLastDays(db: Kysely<Database>, count: number, now
   }
   return days;
 }
+
+export interface UsageFilter {
+  userId?: string;
+  /** Unix ms, inclusive. */
+  from?: number;
+  /** Unix ms, exclusive. */
+  to?: number;
+}
+
+/** A page of text calls (usage rows) in id order, after the id `after`. */
+export function usagePage(db: Kysely<Database>, filter: UsageFilter, after: number, limit: number) {
+  let query = db.selectFrom('usage').selectAll().where('id', '>', after).orderBy('id').limit(limit);
+  if (filter.userId) query = query.where('user_id', '=', filter.userId);
+  if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
+  if (filter.to !== undefined) query = query.where('created_at', '<', filter.to);
+  return query.execute();
+}
+
+/** A page of tasks in id order, after the id `after`: what the usage export shows of each. */
+export function taskUsagePage(db: Kysely<Database>, filter: UsageFilter, after: string, limit: number) {
+  let query = db
+    .selectFrom('tasks')
+    .select(['id', 'key_id', 'kind', 'model', 'status', 'cost', 'hold_amount', 'created_at', 'input_tokens', 'output_tokens'])
+    .where('id', '>', after)
+    .orderBy('id')
+    .limit(limit);
+  if (filter.userId) query = query.where('user_id', '=', filter.userId);
+  if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
+  if (filter.to !== undefined) query = query.where('created_at', '<', filter.to);
+  return query.execute();
+}
+
+export function keyNamesOf(db: Kysely<Database>, ids: string[]) {
+  return db.selectFrom('api_keys').select(['id', 'name']).where('id', 'in', ids).execute();
+}

@@ -6,9 +6,11 @@ import { ErrorResponses } from '../../http/schemas.ts';
 import { ImageRequest } from './images.schemas.ts';
 import { SubmitReceipt } from '../tasks/tasks.schemas.ts';
 import { submitImages } from './images.service.ts';
+import { declareSurface } from '../../http/surface.ts';
 
 export function imagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, { envelope: 'standard', keySources: ['bearer'] });
     app.post(
       '/v1/images/generations',
       {

@@ -6,10 +6,12 @@ import { bodyModel, keyGuard } from '../../http/auth.ts';
 import { badGateway, badRequest } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
+import { RequestSignal } from '../../http/call-signal.ts';
 import { countPromptTokens, generateText, streamText, type TextCall } from '../text/text.service.ts';
 import { promptTokens } from '../text/tokens.ts';
 import { fromMessages, messageId, messageResponse, streamEvents } from './messages.mapping.ts';
 import { CountTokensRequest, MessagesRequest, MessagesResponse } from './messages.schemas.ts';
+import { declareSurface } from '../../http/surface.ts';
 
 // SPEC 9: the version header's neutral name and the one value it takes. The vendor's own header,
 // `anthropic-version`, is accepted beside it with any dated version (the messages SDK on npm sends
@@ -28,6 +30,7 @@ function checkVersion(request: FastifyRequest): void {
 
 export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, { envelope: 'messages', keySources: ['x-api-key', 'bearer'] });
     // The messages SDK reads its `requestID` from this header (x-request-id stays for everyone else).
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('request-id', request.id);
@@ -80,13 +83,12 @@ export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 }
 
 async function stream(ctx: AppContext, call: TextCall, id: string, request: FastifyRequest, reply: FastifyReply) {
-  const controller = new AbortController();
-  const chunks = streamText(ctx, call, controller.signal);
+  const signal = new RequestSignal();
+  const chunks = streamText(ctx, call, signal);
   // Routing, the hold and the upstream's first answer come before the first byte: their errors
   // still get a status code and the error envelope.
   const first = await chunks.next();
-  const events = startSse(request, reply);
-  events.signal.addEventListener('abort', () => controller.abort(events.signal.reason), { once: true });
+  const events = startSse(request, reply, signal);
   // A messages upstream's own events (message_start first) go out as they came; others are encoded here.
   const forwarding = !first.done && first.value.type === 'events';
   if (!forwarding) for (const [name, data] of streamEvents.start(id, call.request.model, promptTokens(call.request))) events.send(data, name);

@@ -1,3 +1,4 @@
+import type { FastifySchema } from 'fastify';
 import { MODELS, TEXT_MODELS } from '../catalog/models.ts';
 
 // The OpenAPI document only (@fastify/swagger's `transform`): each request's `model` is listed as
@@ -45,16 +46,22 @@ const DOCUMENTED: Record<string, Documented> = {
   '/gemini/v1beta/models/*': { example: nativeBody, path: nativePath('/gemini/v1beta/models/:model::method') },
 };
 
-type Schema = Record<string, any>;
+/** The JSON Schema keywords this transform reads; the rest are copied as they are. */
+interface JsonSchema {
+  properties?: Record<string, JsonSchema>;
+  [keyword: string]: unknown;
+}
 
 /** @fastify/swagger's route transform: copies of the route's schemas, never the validated objects. */
-export function documentModels({ schema, url }: { schema: Schema; url: string }): { schema: Schema; url: string } {
+export function documentModels({ schema, url }: { schema: FastifySchema; url: string }): { schema: FastifySchema; url: string } {
   const documented = DOCUMENTED[url];
-  if (!documented || !schema?.body) return { schema, url };
+  // Every documented route's body is a TypeBox object schema.
+  const routeBody = schema?.body as JsonSchema | undefined;
+  if (!documented || !routeBody) return { schema, url };
   const { models, example, path } = documented;
-  const properties = { ...schema.body.properties };
+  const properties = { ...routeBody.properties };
   if (models) properties.model = { ...properties.model, enum: models, examples: [example.model] };
   // One entry in `examples` becomes the media type's `example`, which "Try it out" sends.
-  const body = { ...schema.body, properties, examples: [example] };
+  const body = { ...routeBody, properties, examples: [example] };
   return { schema: { ...schema, body, ...(path ? { params: path.params } : {}) }, url: path?.url ?? url };
 }

@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.ts';
 import { keyGuard, type ModelOf } from '../../http/auth.ts';
 import { notFound } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
+import { declareSurface, GEMINI_SURFACE } from '../../http/surface.ts';
 import { geminiModel, modelEntry, modelsForKey } from './models.service.ts';
 
 const ModelEntry = Type.Object(
@@ -33,6 +34,8 @@ const idParam: ModelOf = (request) => (request.params as { id?: string }).id;
 
 export function modelsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    // The messages SDK's models.list() reads /v1/models: its envelope, and x-api-key beside Bearer.
+    declareSurface(app, { envelope: 'messages', keySources: ['bearer', 'x-api-key'] });
     app.addSchema(ModelEntry);
     // The messages SDK reads its `requestID` from this header.
     app.addHook('onRequest', (request, reply, done) => {
@@ -65,6 +68,7 @@ export function modelsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/gemini/v1beta/models',
       {
+        config: GEMINI_SURFACE,
         preValidation: keyGuard(ctx),
         schema: { tags: ['text'], summary: 'The text models this key may use, as the Gemini API lists them', security: [{ bearer: [] }], querystring: Type.Object({}, { additionalProperties: true }) },
       },

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { ping } from '../../db/index.ts';
 import { serviceUnavailable, unauthorized } from '../../http/errors.ts';
+import { declareSurface } from '../../http/surface.ts';
 
 const READY_TIMEOUT_MS = 2000;
 
@@ -14,6 +15,7 @@ function sameSecret(given: string | undefined, expected: Buffer): boolean {
 
 export function systemRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, { envelope: 'standard', keySources: [] });
     const Health = Type.Object({ status: Type.String() });
     app.get('/healthz', { schema: { tags: ['system'], summary: 'The process is up', response: { 200: Health } } },
       async () => ({ status: 'ok' }));
@@ -37,7 +39,7 @@ export function systemRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       });
 
     const metricsAuth = ctx.config.metricsToken ? Buffer.from(`Bearer ${ctx.config.metricsToken}`) : undefined;
-    app.get('/metrics', { schema: { tags: ['system'], summary: 'Prometheus metrics (METRICS_TOKEN, when set, as a bearer token)', hide: true } }, async (request, reply) => {
+    app.get('/metrics', { config: { keySources: ['bearer'] }, schema: { tags: ['system'], summary: 'Prometheus metrics (METRICS_TOKEN, when set, as a bearer token)', hide: true } }, async (request, reply) => {
       if (metricsAuth && !sameSecret(request.headers.authorization, metricsAuth)) throw unauthorized('GET /metrics needs Authorization: Bearer $METRICS_TOKEN');
       reply.header('content-type', ctx.metrics.registry.contentType);
       return ctx.metrics.registry.metrics();

@@ -5,7 +5,9 @@ import type { AppContext } from '../../context.ts';
 import { keyGuard, pathModel } from '../../http/auth.ts';
 import { notFound, serviceUnavailable } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
+import { declareSurface, GEMINI_SURFACE } from '../../http/surface.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
+import { RequestSignal } from '../../http/call-signal.ts';
 import { fromNative, nativeResponse } from './native.mapping.ts';
 import { NativeRequest, NativeResponse } from './native.schemas.ts';
 import { countPromptTokens, generateText, streamText, type TextCall } from './text.service.ts';
@@ -26,13 +28,15 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     const querystring = Type.Object({ alt: Type.Optional(Type.String()), key: Type.Optional(Type.String()) }, { additionalProperties: true });
     const security: Record<string, string[]>[] = [{ bearer: [] }, { googApiKey: [] }];
-    for (const [url, shape, summary, ok] of [
-      ['/v1beta/models/*', wrapped, 'Native text: /v1beta/models/{model}:generateContent | :streamGenerateContent (?alt=sse) | :countTokens', Type.Object({ code: Type.Literal(200), data: Type.Unknown() }, { description: 'data: candidates, promptFeedback and usageMetadata' })],
-      ['/gemini/v1beta/models/*', bare, 'The Gemini API surface (unwrapped answers): the official Gemini SDK with baseUrl <gateway>/gemini', Type.Unknown({ description: 'The Gemini API answer, not wrapped' })],
+    declareSurface(app, { envelope: 'native', keySources: ['bearer', 'x-goog-api-key', 'query'] });
+    for (const [url, shape, summary, ok, config] of [
+      ['/v1beta/models/*', wrapped, 'Native text: /v1beta/models/{model}:generateContent | :streamGenerateContent (?alt=sse) | :countTokens', Type.Object({ code: Type.Literal(200), data: Type.Unknown() }, { description: 'data: candidates, promptFeedback and usageMetadata' }), {}],
+      ['/gemini/v1beta/models/*', bare, 'The Gemini API surface (unwrapped answers): the official Gemini SDK with baseUrl <gateway>/gemini', Type.Unknown({ description: 'The Gemini API answer, not wrapped' }), GEMINI_SURFACE],
     ] as const) {
       app.post(
         url,
         {
+          config,
           preValidation: keyGuard(ctx, { model: pathModel }),
           schema: { tags: ['text'], summary, security, querystring, body: NativeRequest, response: { 200: ok, ...ErrorResponses } },
         },
@@ -67,11 +71,10 @@ async function stream(ctx: AppContext, call: TextCall, request: FastifyRequest, 
     return shape(chunks);
   }
   // Routing and the hold happen before the first byte, so their errors still get a status code.
-  const controller = new AbortController();
-  const chunks = streamText(ctx, call, controller.signal);
+  const signal = new RequestSignal();
+  const chunks = streamText(ctx, call, signal);
   const first = await chunks.next();
-  const events = startSse(request, reply);
-  events.signal.addEventListener('abort', () => controller.abort(events.signal.reason), { once: true });
+  const events = startSse(request, reply, signal);
   try {
     for (let step = first; !step.done; step = await chunks.next()) events.send(chunkOf(call, step.value));
   } catch (err) {

@@ -1,9 +1,8 @@
 import type { AppContext } from '../../context.ts';
 import { badRequest, paymentRequired } from '../../http/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
-import { readFloatRoom } from '../accounts/keys.repo.ts';
 import { contextWindow } from '../catalog/models.ts';
-import { assertPriced } from './text-billing.ts';
+import { assertPriced } from './call-price.ts';
 import { MAX_TOKEN_BYTES } from './token-count.ts';
 import { countOffLoop } from './token-thread.ts';
 import { promptTokens, rememberPrompt, uncounted, type Uncounted } from './tokens.ts';
@@ -46,10 +45,7 @@ async function sizeOffLoop(ctx: AppContext, request: TextRequest, left: Uncounte
 async function refuseUnpayable(ctx: AppContext, request: TextRequest, payer: CachedKey, least: number): Promise<void> {
   assertPriced(ctx, request.model);
   const cost = ctx.pricing.tokenUnits(request.model, least, request.maxTokens);
-  // Money this process's floats hold for the account may come back to the call (text-billing.ts):
-  // with such a float open, the hold decides.
-  if (ctx.textFloats.holdsFor(payer.user_id)) return;
-  if ((await readFloatRoom(ctx.db, payer.id)) < cost) {
+  if (!(await ctx.textMoney.couldPay(payer, cost))) {
     throw paymentRequired(`Insufficient account balance or key quota for a prompt of at least ${least} tokens plus ${request.maxTokens} output tokens`);
   }
 }

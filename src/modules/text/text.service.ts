@@ -3,9 +3,10 @@ import { badRequest, notFound, type ApiError } from '../../http/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import type { Channel } from '../../db/types.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
-import { holdForCall, settleCall, type TextOutcome } from './text-billing.ts';
+import type { TextOutcome } from '../text-money/index.ts';
+import { costOf, holdFor } from './call-price.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from './text.types.ts';
-import { NOTHING_USED, TextUpstreamUnavailable } from './text.types.ts';
+import { TextUpstreamUnavailable } from './text.types.ts';
 import { sizePrompt } from './prompt-size.ts';
 import { promptTokens, textTokens } from './tokens.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
@@ -72,26 +73,27 @@ export async function countPromptTokens(ctx: AppContext, request: TextRequest, k
 
 /** One call, failing over to the next channel when an upstream is unavailable. */
 export async function generateText(ctx: AppContext, call: TextCall, signal: CallSignal): Promise<TextResult> {
-  // Both are nearly always ready at once (cached channels, an in-process float): an await on a
-  // value that is not a promise still costs a turn of the microtask queue.
+  // All three are nearly always ready at once (cached channels, a prompt counted on the loop, a hold
+  // from an in-process float): an await on a value that is not a promise still costs a turn of the
+  // microtask queue (plain awaits here were not shown to cost nothing: bench/README.md, issue 27).
   const routed = routes(ctx, call);
   const candidates = Array.isArray(routed) ? routed : await routed;
   const sized = sizePrompt(ctx, call.request, call.key);
   if (sized instanceof Promise) await sized;
-  const held = holdForCall(ctx, call);
+  const held = holdFor(ctx, call);
   const money = held instanceof Promise ? await held : held;
   for (const route of candidates) {
     try {
       const result = await route.provider.generate(route.request, signal);
-      settleCall(ctx, call, money, result.usage, 'ok');
+      ctx.textMoney.settle(money, costOf(ctx, call, result.usage), result.usage, 'ok');
       return result;
     } catch (err) {
       if (err instanceof TextUpstreamUnavailable) continue;
-      settleCall(ctx, call, money, NOTHING_USED, 'failed');
+      ctx.textMoney.release(money);
       throw err;
     }
   }
-  settleCall(ctx, call, money, NOTHING_USED, 'failed');
+  ctx.textMoney.release(money);
   throw call.allDown();
 }
 
@@ -102,7 +104,7 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
 export async function* streamText(ctx: AppContext, call: TextCall, signal: CallSignal): AsyncGenerator<TextChunk> {
   const candidates = await routes(ctx, call);
   await sizePrompt(ctx, call.request, call.key);
-  const money = await holdForCall(ctx, call);
+  const money = await holdFor(ctx, call);
   let produced = '';
   // Forwarded events are read for their text only if the call ends without the upstream's usage.
   const forwarded: { text(): string }[] = [];
@@ -133,6 +135,6 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
     if (signal.aborted && status !== 'ok') status = 'aborted';
     if (!usage) produced += forwarded.map((events) => events.text()).join('');
     const counted = usage ?? { inputTokens: status === 'failed' ? 0 : promptTokens(call.request), outputTokens: textTokens(produced) };
-    settleCall(ctx, call, money, counted, produced && status === 'failed' ? 'aborted' : status);
+    ctx.textMoney.settle(money, costOf(ctx, call, counted), counted, produced && status === 'failed' ? 'aborted' : status);
   }
 }

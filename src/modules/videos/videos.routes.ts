@@ -5,9 +5,11 @@ import { ErrorResponses } from '../../http/schemas.ts';
 import { SubmitReceipt } from '../tasks/tasks.schemas.ts';
 import { VideoRequest } from './videos.schemas.ts';
 import { submitVideo } from './videos.service.ts';
+import { declareSurface } from '../../http/surface.ts';
 
 export function videosRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, { envelope: 'standard', keySources: ['bearer'] });
     app.post(
       '/v1/videos/generations',
       {

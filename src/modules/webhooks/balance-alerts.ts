@@ -9,6 +9,7 @@ import { enqueue } from '../../jobs/jobs.repo.ts';
 import { DONE, judge, postSigned, type DeliveryDeps } from './delivery.ts';
 import { checkTarget } from './target.ts';
 import { attemptsInRound, recordAttempt, signingSecret } from './webhooks.repo.ts';
+import { pendingSql } from '../text-money/index.ts';
 
 // Low-balance alerts (issue 25). Balances move in many places (holds, settlements, floats, top-ups),
 // so rather than hook every one of them, workers look at the accounts that asked for an alert: an
@@ -26,17 +27,11 @@ export async function acceptAlertUrl(ctx: Pick<AppContext, 'config' | 'resolve'>
   return url;
 }
 
-/** The accounts with an alert, their balance as the balance routes show it (open holds' unspent part added back). */
+/** The accounts with an alert, their balance as the balance routes show it (what text money holds and has not spent added back). */
 function watched(db: Kysely<Database>) {
   return db
     .selectFrom('users')
-    .select((eb) => {
-      const unspent = eb
-        .selectFrom('text_holds')
-        .select((h) => h.fn.sum<number>(h('amount', '-', h.ref('spent'))).as('unspent'))
-        .whereRef('text_holds.user_id', '=', 'users.id');
-      return ['id', 'alert_below', 'alert_url', 'alert_sent', eb('balance', '+', eb.fn.coalesce(unspent, eb.lit(0))).as('balance')];
-    })
+    .select((eb) => ['id', 'alert_below', 'alert_url', 'alert_sent', eb('balance', '+', pendingSql(eb, 'account', eb.ref('users.id'))).as('balance')])
     .where('alert_below', 'is not', null)
     .where('alert_url', 'is not', null)
     .execute();

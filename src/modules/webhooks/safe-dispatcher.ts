@@ -17,7 +17,7 @@ export function safeDispatcher(resolve: Resolver, allowPrivate: boolean, timeout
         const address = addresses[0];
         if (!address) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 4);
         const family = address.includes(':') ? 6 : 4;
-        if ((options as { all?: boolean }).all) return (callback as any)(null, [{ address, family }]);
+        if (options.all) return callback(null, [{ address, family }]);
         callback(null, address, family);
       },
       (err) => callback(err, '', 4),

@@ -5,12 +5,14 @@ import { adminGuard } from '../../http/auth.ts';
 import { notFound } from '../../http/errors.ts';
 import { ErrorResponses, IdParams } from '../../http/schemas.ts';
 import { rotateSigningSecret, signingSecret } from './webhooks.repo.ts';
+import { ADMIN_SURFACE, declareSurface } from '../../http/surface.ts';
 
 const Secret = Type.Object({ user_id: Type.String(), secret: Type.String({ description: 'Standard Webhooks secret (whsec_...)' }) });
 
 // The account's callback signing secret (the admin task and delivery views: admin/admin-tasks.routes.ts).
 export function webhooksRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    declareSurface(app, ADMIN_SURFACE);
     app.addHook('preValidation', adminGuard(ctx));
     const doc = <T extends object>(summary: string, extra: T) => ({ ...extra, tags: ['admin'], summary, security: [{ admin: [] }] });
 

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import type { Channel } from '../../db/types.ts';
 import { ChannelRefused, UpstreamRejected } from '../types.ts';
+import type { AssetAnswer, AssetResult } from './ark.answers.ts';
 import { signRequest, type Credentials } from './ark.signing.ts';
 
 // ModelArk's asset library is a Volcengine/BytePlus OpenAPI, not the data plane: every call is
@@ -49,7 +50,7 @@ export class AssetLibraryError extends Error {
 }
 
 /** One signed action; its `Result`, or an AssetLibraryError (or a network error) thrown. */
-export async function assetsCall(library: AssetLibrary, action: string, body: Record<string, unknown>, timeoutMs: number): Promise<any> {
+export async function assetsCall(library: AssetLibrary, action: string, body: Record<string, unknown>, timeoutMs: number): Promise<AssetResult> {
   const url = new URL(library.baseUrl.replace(/\/+$/, '') + '/');
   url.searchParams.set('Action', action);
   url.searchParams.set('Version', ASSETS_VERSION);
@@ -57,7 +58,7 @@ export async function assetsCall(library: AssetLibrary, action: string, body: Re
   const headers = signRequest(library.credentials, { method: 'POST', url, headers: { 'Content-Type': 'application/json' }, body: payload });
   const response = await request(url, { method: 'POST', headers, body: payload, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   const text = await response.body.text();
-  let json: any;
+  let json: AssetAnswer | null;
   try {
     json = JSON.parse(text);
   } catch {

@@ -1,5 +1,5 @@
 import type { Pricing } from '../../modules/billing/pricing.ts';
-import type { ProviderStep, TaskCall, TaskProvider, TaskResult } from '../types.ts';
+import type { AvatarReviewParams, ProviderStep, TaskCall, TaskProvider, TaskResult } from '../types.ts';
 import { parseReviewUpstream, type ReviewUpstream } from './ark.asset-ids.ts';
 import { AssetLibraryError, asReviewError, assetLibrary, assetsCall, type AssetLibrary } from './ark.assets-api.ts';
 
@@ -29,23 +29,20 @@ export interface ArkAvatarOptions {
   group(ourGroupId: string): Promise<OurGroup | undefined>;
 }
 
-interface Asset {
-  asset_id: string;
-  name: string;
-  url: string;
-}
+type Asset = AvatarReviewParams['assets'][number];
 
 export class ArkAvatar implements TaskProvider {
   constructor(private readonly options: ArkAvatarOptions) {}
 
   async submit(call: TaskCall): Promise<ProviderStep> {
+    const params = call.params as AvatarReviewParams;
     const library = assetLibrary(call.channel);
-    const project = String(call.params.project_name ?? 'default');
+    const project = String(params.project_name ?? 'default');
     try {
-      const group = await this.upstreamGroup(library, call.params.group_id, project);
+      const group = await this.upstreamGroup(library, params.group_id, project);
       const assets: ReviewUpstream['assets'] = {};
-      for (const asset of (call.params.assets ?? []) as Asset[]) {
-        assets[asset.asset_id] = await this.createAsset(library, group, asset, String(call.params.asset_type ?? 'Image'), project);
+      for (const asset of params.assets ?? []) {
+        assets[asset.asset_id] = await this.createAsset(library, group, asset, String(params.asset_type ?? 'Image'), project);
       }
       const upstream: ReviewUpstream = { group, assets };
       return { state: 'pending', upstreamId: JSON.stringify(upstream), pollAt: Date.now() + this.options.pollMs, progress: 10 };
@@ -58,8 +55,9 @@ export class ArkAvatar implements TaskProvider {
     const upstream = parseReviewUpstream(call.task.upstream_id);
     if (!upstream) return { state: 'failed', code: 'upstream_error', message: 'The review has no upstream asset ids' };
     const library = assetLibrary(call.channel);
-    const project = String(call.params.project_name ?? 'default');
-    const assets = (call.params.assets ?? []) as Asset[];
+    const params = call.params as AvatarReviewParams;
+    const project = String(params.project_name ?? 'default');
+    const assets = params.assets ?? [];
     let states: { status: string; code?: string }[];
     try {
       states = await Promise.all(assets.map((a) => this.assetState(library, upstream.assets[a.asset_id] ?? null, project)));
@@ -75,7 +73,7 @@ export class ArkAvatar implements TaskProvider {
     const entries = assets.map((a, i) => ({ asset_id: a.asset_id, asset_url: `asset://${a.asset_id}`, status: states[i]!.status === 'Active' ? ('Active' as const) : ('Failed' as const) }));
     const usable = entries.filter((e) => e.status === 'Active');
     const failed = entries.filter((e) => e.status === 'Failed');
-    const result: TaskResult = { assets: entries, usable_assets: usable, failed_assets: failed, asset_url: (usable[0] ?? entries[0])?.asset_url, group_id: call.params.group_id };
+    const result: TaskResult = { assets: entries, usable_assets: usable, failed_assets: failed, asset_url: (usable[0] ?? entries[0])?.asset_url, group_id: (call.params as AvatarReviewParams).group_id };
     const billedUnits = this.options.pricing.perAssetUnits(call.task.model) * usable.length;
     if (failed.length === 0) return { state: 'completed', result, billedUnits };
     const why = assets

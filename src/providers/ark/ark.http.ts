@@ -2,6 +2,7 @@ import { getGlobalDispatcher } from 'undici';
 import type { Channel } from '../../db/types.ts';
 import { requestWhole } from '../upstream-whole.ts';
 import { ChannelRefused, UpstreamRejected } from '../types.ts';
+import type { ArkErrorBody } from './ark.answers.ts';
 
 // One call to ModelArk's data plane (/api/v3/...): `Authorization: Bearer <API key>`, JSON both ways,
 // errors as {error: {code, message, param, type}} (BytePlus ModelArk "Error codes", docs 1299023).
@@ -21,7 +22,7 @@ export interface ArkCall {
 }
 
 /** The answer to a refused call, as the task's ending or a thrown error. */
-export function arkRefusal(status: number, error: any): UpstreamRejected {
+export function arkRefusal(status: number, error: ArkErrorBody | undefined): UpstreamRejected {
   const code = typeof error?.code === 'string' ? error.code : '';
   const message = typeof error?.message === 'string' ? error.message : `answered ${status}`;
   if (isSensitiveCode(code)) return new UpstreamRejected('content_policy_violation', `ModelArk's content safety refused the task (${code}): ${message}`);
@@ -30,8 +31,11 @@ export function arkRefusal(status: number, error: any): UpstreamRejected {
   return new UpstreamRejected('upstream_error', `ModelArk refused the task (${status} ${code}): ${message}`);
 }
 
-/** The answer's JSON, or the refusal thrown (UpstreamRejected), or a plain Error for what may be retried elsewhere. */
-export async function arkCall(call: ArkCall): Promise<any> {
+/**
+ * The answer's JSON as it came (the caller names the shape it expects: ark.answers.ts), or the refusal
+ * thrown (UpstreamRejected), or a plain Error for what may be retried elsewhere.
+ */
+export async function arkCall(call: ArkCall): Promise<unknown> {
   const base = new URL(call.channel.base_url ?? '');
   const basePath = base.pathname === '/' ? '' : base.pathname.replace(/\/+$/, '');
   const response = await requestWhole(
@@ -51,7 +55,7 @@ export async function arkCall(call: ArkCall): Promise<any> {
     AbortSignal.timeout(call.timeoutMs + 1000),
   );
   if (response.statusCode === 429 || response.statusCode >= 500) throw new Error(`ModelArk answered ${response.statusCode}`);
-  let json: any;
+  let json: { error?: ArkErrorBody } | null;
   try {
     json = JSON.parse(response.text());
   } catch {

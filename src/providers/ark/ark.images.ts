@@ -1,7 +1,10 @@
 import type { Pricing } from '../../modules/billing/pricing.ts';
+import type { ImageParams } from '../../modules/catalog/image-rules.ts';
 import { parseRatio } from '../../modules/catalog/pixels.ts';
 import type { ResultPart, ProviderStep, TaskCall, TaskProvider } from '../types.ts';
 import { UpstreamRejected } from '../types.ts';
+import type { SeedreamAnswer } from './ark.answers.ts';
+import type { ArkOptions } from './ark.channel.ts';
 import { arkCall, arkRefusal, isSensitiveCode } from './ark.http.ts';
 
 // Seedream images on ModelArk: POST /api/v3/images/generations answers with the images themselves
@@ -39,15 +42,16 @@ export function seedreamSize(ratio: string, resolution: string): string {
 
 export interface ArkImagesDeps {
   pricing: Pricing;
-  timeoutMs(options: Record<string, any>): number;
+  timeoutMs(options: ArkOptions): number;
 }
 
 export class ArkImages implements TaskProvider {
   constructor(private readonly deps: ArkImagesDeps) {}
 
   async submit(call: TaskCall): Promise<ProviderStep> {
-    const { params, channel, task } = call;
-    const options = JSON.parse(channel.options || '{}') as Record<string, any>;
+    const { channel, task } = call;
+    const params = call.params as ImageParams;
+    const options = JSON.parse(channel.options || '{}') as ArkOptions;
     const n: number = params.n ?? 1;
     const references: string[] = params.image_urls ?? [];
     const body: Record<string, unknown> = {
@@ -61,7 +65,7 @@ export class ArkImages implements TaskProvider {
     };
     if (references.length > 0) body.image = references.length === 1 ? references[0] : references;
     if (n > 1) Object.assign(body, { sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: n } });
-    const answer = await arkCall({ channel, method: 'POST', path: '/api/v3/images/generations', body, timeoutMs: this.deps.timeoutMs(options) });
+    const answer = (await arkCall({ channel, method: 'POST', path: '/api/v3/images/generations', body, timeoutMs: this.deps.timeoutMs(options) })) as SeedreamAnswer | null;
 
     const parts: ResultPart[] = [];
     const errors: { code?: string; message?: string }[] = [];

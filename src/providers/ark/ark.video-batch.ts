@@ -1,5 +1,6 @@
 import type { Channel } from '../../db/types.ts';
 import type { TaskCall } from '../types.ts';
+import type { ArkTaskList } from './ark.answers.ts';
 
 // Polling at scale (issue 23). Thousands of open video tasks must not mean thousands of GETs a
 // second: polls of one channel that arrive together become one list call
@@ -53,11 +54,12 @@ class SlidingWindow {
   }
 }
 
-type Fetch = (call: TaskCall, method: string, path: string) => Promise<any>;
+/** One call's JSON as it came (arkVideoCall). */
+type Fetch = (call: TaskCall, method: string, path: string) => Promise<unknown>;
 
 interface Waiting {
   call: TaskCall;
-  resolve(record: any): void;
+  resolve(record: unknown): void;
   reject(err: unknown): void;
 }
 
@@ -78,7 +80,7 @@ export class ArkRequestPacer {
   }
 
   /** The task's record, from a list call shared with the channel's other polls of the moment. */
-  poll(call: TaskCall): Promise<any> {
+  poll(call: TaskCall): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const list = this.waiting.get(call.channel.id);
       if (list) return void list.push({ call, resolve, reject });
@@ -101,8 +103,8 @@ export class ArkRequestPacer {
       if (batch.length === 1) return batch[0]!.resolve(await this.fetch(first, 'GET', `${TASKS}/${encodeURIComponent(first.task.upstream_id ?? '')}`));
       const query = new URLSearchParams({ page_num: '1', page_size: String(batch.length) });
       for (const w of batch) query.append('filter.task_ids', w.call.task.upstream_id ?? '');
-      const answer = await this.fetch(first, 'GET', `${TASKS}?${query}`);
-      const items = new Map<string, any>(((answer?.items ?? []) as any[]).map((item) => [String(item?.id), item]));
+      const answer = (await this.fetch(first, 'GET', `${TASKS}?${query}`)) as ArkTaskList | null;
+      const items = new Map((answer?.items ?? []).map((item) => [String(item?.id), item]));
       const missing: Waiting[] = [];
       for (const w of batch) {
         const item = items.get(w.call.task.upstream_id ?? '');

@@ -1,4 +1,5 @@
 import { resolveModel } from '../../modules/catalog/models.ts';
+import type { VideoParams } from '../../modules/catalog/video-rules.ts';
 import { UpstreamRejected } from '../types.ts';
 
 // Our normalized video parameters (modules/catalog/video-rules.ts) as a ModelArk create body: the
@@ -18,7 +19,7 @@ export interface BodyExtras {
   watermark?: unknown;
 }
 
-export function arkVideoBody(params: Record<string, any>, upstreamModel: string, extras: BodyExtras): Record<string, unknown> {
+export function arkVideoBody(params: VideoParams, upstreamModel: string, extras: BodyExtras): Record<string, unknown> {
   const model = resolveModel(params.model);
   const family = model?.kind === 'video' ? model.family : undefined;
   const url = (value: string) => {
@@ -36,11 +37,11 @@ export function arkVideoBody(params: Record<string, any>, upstreamModel: string,
     const role = family === '2.0' ? 'reference_image' : i === 0 ? 'first_frame' : 'last_frame';
     content.push({ type: 'image_url', image_url: { url: url(u) }, role });
   });
-  for (const entry of (params.image_with_roles ?? []) as { url: string; role: string }[]) {
+  for (const entry of params.image_with_roles ?? []) {
     content.push({ type: 'image_url', image_url: { url: url(entry.url) }, role: entry.role });
   }
-  for (const u of (params.video_urls ?? []) as string[]) content.push({ type: 'video_url', video_url: { url: url(u) }, role: 'reference_video' });
-  for (const u of (params.audio_urls ?? []) as string[]) content.push({ type: 'audio_url', audio_url: { url: url(u) }, role: 'reference_audio' });
+  for (const u of params.video_urls ?? []) content.push({ type: 'video_url', video_url: { url: url(u) }, role: 'reference_video' });
+  for (const u of params.audio_urls ?? []) content.push({ type: 'audio_url', audio_url: { url: url(u) }, role: 'reference_audio' });
   const body: Record<string, unknown> = {
     model: upstreamModel,
     content,
@@ -54,7 +55,7 @@ export function arkVideoBody(params: Record<string, any>, upstreamModel: string,
   if (family !== '1.0') body.generate_audio = params.audio;
   body.return_last_frame = params.return_last_frame === true;
   body.watermark = extras.watermark === true;
-  if (params.tools?.length) body.tools = params.tools.map((t: { type: string }) => ({ type: t.type }));
+  if (params.tools?.length) body.tools = params.tools.map((t) => ({ type: t.type }));
   if (extras.callbackUrl) body.callback_url = extras.callbackUrl;
   return body;
 }

@@ -1,6 +1,8 @@
 import { request } from 'undici';
+import type { VideoParams } from '../../modules/catalog/video-rules.ts';
 import type { ProducedResult, ProviderStep, TaskCall } from '../types.ts';
 import { ChannelRefused, UpstreamRejected } from '../types.ts';
+import type { ArkErrorBody, ArkTaskRecord } from './ark.answers.ts';
 import { arkVideoBody } from './ark.video-body.ts';
 import type { ArkRequestPacer } from './ark.video-batch.ts';
 
@@ -43,7 +45,8 @@ export function failureCode(status: string, code: string): string {
   return 'upstream_error';
 }
 
-export async function arkVideoCall(call: TaskCall, method: string, path: string, timeoutMs: number, body?: unknown): Promise<any> {
+/** The answer's JSON as it came (the caller names the shape it expects: ark.answers.ts), or an ArkError. */
+export async function arkVideoCall(call: TaskCall, method: string, path: string, timeoutMs: number, body?: unknown): Promise<unknown> {
   const response = await request(`${call.channel.base_url!.replace(/\/+$/, '')}${path}`, {
     method: method as 'GET',
     headers: { authorization: `Bearer ${call.channel.secret ?? ''}`, ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -52,7 +55,7 @@ export async function arkVideoCall(call: TaskCall, method: string, path: string,
     bodyTimeout: timeoutMs,
   });
   const text = await response.body.text();
-  let json: any;
+  let json: { error?: ArkErrorBody } | null | undefined;
   try {
     json = text ? JSON.parse(text) : {};
   } catch {
@@ -75,12 +78,13 @@ export class ArkVideo {
   constructor(private readonly options: ArkVideoOptions) {}
 
   async submit(call: TaskCall): Promise<ProviderStep> {
-    const assets = this.options.upstreamAssets ? await this.options.upstreamAssets(referencedAssets(call.params)) : new Map<string, string>();
+    const params = call.params as VideoParams;
+    const assets = this.options.upstreamAssets ? await this.options.upstreamAssets(referencedAssets(params)) : new Map<string, string>();
     const callbackUrl = this.options.callbackUrl?.(call.task.id);
-    const body = arkVideoBody(call.params, call.upstreamModel, { assets, callbackUrl, watermark: channelOption(call, 'watermark') });
+    const body = arkVideoBody(params, call.upstreamModel, { assets, callbackUrl, watermark: channelOption(call, 'watermark') });
     try {
       await this.options.pacer?.slot(call.channel);
-      const created = await arkVideoCall(call, 'POST', TASKS, this.options.timeoutMs, body);
+      const created = (await arkVideoCall(call, 'POST', TASKS, this.options.timeoutMs, body)) as ArkTaskRecord | null;
       if (typeof created?.id !== 'string') throw new UpstreamRejected('upstream_error', 'ModelArk answered without a task id');
       return { state: 'pending', upstreamId: created.id, pollAt: Date.now() + this.options.pollMs, progress: 10 };
     } catch (err) {
@@ -89,11 +93,11 @@ export class ArkVideo {
   }
 
   async poll(call: TaskCall): Promise<ProviderStep> {
-    let record: any;
+    let record: ArkTaskRecord | null;
     try {
-      record = this.options.pacer
+      record = (this.options.pacer
         ? await this.options.pacer.poll(call)
-        : await arkVideoCall(call, 'GET', `${TASKS}/${encodeURIComponent(call.task.upstream_id ?? '')}`, this.options.timeoutMs);
+        : await arkVideoCall(call, 'GET', `${TASKS}/${encodeURIComponent(call.task.upstream_id ?? '')}`, this.options.timeoutMs)) as ArkTaskRecord | null;
     } catch (err) {
       throw asTaskError(err);
     }
@@ -101,9 +105,9 @@ export class ArkVideo {
   }
 
   /** One task object (from GET or from the list endpoint) as a provider step. */
-  step(call: TaskCall, record: any): ProviderStep {
+  step(call: TaskCall, record: ArkTaskRecord | null): ProviderStep {
     const status = String(record?.status ?? '');
-    if (status === 'succeeded') return completed(call, record);
+    if (status === 'succeeded' && record) return completed(call, record);
     if (status === 'failed' || status === 'expired' || status === 'cancelled') {
       const code = String(record?.error?.code ?? '');
       const message = status === 'cancelled' ? 'The task was cancelled at ModelArk' : String(record?.error?.message || `ModelArk ended the task as ${status}`);
@@ -127,7 +131,7 @@ export class ArkVideo {
     const path = `${TASKS}/${encodeURIComponent(call.task.upstream_id ?? '')}`;
     try {
       await this.options.pacer?.slot(call.channel);
-      const status = String((await arkVideoCall(call, 'GET', path, this.options.timeoutMs))?.status ?? '');
+      const status = String(((await arkVideoCall(call, 'GET', path, this.options.timeoutMs)) as ArkTaskRecord | null)?.status ?? '');
       if (status !== 'queued') return { cancelled: false, status };
       await this.options.pacer?.slot(call.channel);
       await arkVideoCall(call, 'DELETE', path, this.options.timeoutMs);
@@ -141,16 +145,17 @@ export class ArkVideo {
   }
 }
 
-function completed(call: TaskCall, record: any): ProviderStep {
-  const videoUrl = record?.content?.video_url;
+function completed(call: TaskCall, record: ArkTaskRecord): ProviderStep {
+  const videoUrl = record.content?.video_url;
   if (typeof videoUrl !== 'string') return { state: 'failed', code: 'upstream_error', message: 'ModelArk reported success without a video_url' };
   const video: NonNullable<ProducedResult['videos']>[number] = {
     url: [{ url: videoUrl }],
-    duration: Number.isInteger(record.duration) ? record.duration : call.params.duration,
-    resolution: typeof record.resolution === 'string' ? record.resolution : call.params.resolution,
+    duration: typeof record.duration === 'number' && Number.isInteger(record.duration) ? record.duration : (call.params as VideoParams).duration,
+    resolution: typeof record.resolution === 'string' ? record.resolution : (call.params as VideoParams).resolution,
   };
-  if (typeof record.content.last_frame_url === 'string') video.last_frame_url = { url: record.content.last_frame_url };
-  const tokens = Number(record?.usage?.completion_tokens);
+  const lastFrame = record.content?.last_frame_url;
+  if (typeof lastFrame === 'string') video.last_frame_url = { url: lastFrame };
+  const tokens = Number(record.usage?.completion_tokens);
   return {
     state: 'completed',
     result: { videos: [video] },
@@ -173,7 +178,7 @@ function channelOption(call: TaskCall, name: string): unknown {
   }
 }
 
-export function referencedAssets(params: Record<string, any>): string[] {
-  const urls: string[] = [...(params.image_urls ?? []), ...(params.video_urls ?? []), ...(params.audio_urls ?? []), ...((params.image_with_roles ?? []) as { url: string }[]).map((r) => r.url)];
+export function referencedAssets(params: VideoParams): string[] {
+  const urls: string[] = [...(params.image_urls ?? []), ...(params.video_urls ?? []), ...(params.audio_urls ?? []), ...(params.image_with_roles ?? []).map((r) => r.url)];
   return [...new Set(urls.filter((u) => u.startsWith('asset://')).map((u) => u.slice('asset://'.length)))];
 }

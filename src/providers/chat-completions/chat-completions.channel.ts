@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
-import { ExtraHeaders, extraHeaders, Options, type ChannelTypeEntry } from '../channel-type.ts';
+import { ExtraHeaders, extraHeaders, Options, defineChannelType } from '../channel-type.ts';
 import { ChatCompletionsText } from './chat-completions.text.ts';
 
 const Name = (title: string, header: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, title, description: `Sent as the ${header} header` }));
 
-export const chatCompletionsChannel: ChannelTypeEntry = {
+export const chatCompletionsChannel = defineChannelType({
   type: 'chat-completions',
   summary: 'an upstream that speaks /v1/chat/completions (Bearer secret)',
   serves: ['text'],
@@ -21,4 +21,4 @@ export const chatCompletionsChannel: ChannelTypeEntry = {
       ...(options.project ? { 'openai-project': options.project } : {}),
     }),
   test: async (probe) => (await probe.text()) ?? 'no model to ask',
-};
+});

@@ -1,9 +1,10 @@
 import { badGateway, badRequest } from '../../http/errors.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
-import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
+import { promptTokens, reportedTokens, textTokens } from '../../modules/text/tokens.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
+import type { ChatChunk, ChatCompletion, ChatErrorBody } from './chat-completions.answers.ts';
 
 // The chat-completions protocol, the most common upstream: requests, responses, errors and streams
 // are translated both ways. The channel's secret goes upstream and nowhere else.
@@ -43,7 +44,7 @@ const finishOf = (reason: unknown): FinishReason => (reason === 'length' ? 'max_
 export async function clientError(statusCode: number, body: { text(): string | Promise<string> }): Promise<never> {
   let message = `upstream answered ${statusCode}`;
   try {
-    const parsed = JSON.parse(await body.text());
+    const parsed: { error?: ChatErrorBody } | null = JSON.parse(await body.text());
     if (typeof parsed?.error?.message === 'string') message = parsed.error.message;
   } catch {
     // not JSON: keep the status
@@ -63,7 +64,7 @@ export class ChatCompletionsText extends UpstreamText {
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
     const response = await this.postWhole('/v1/chat/completions', toChat(request, false), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response);
-    const json = response.json() as any;
+    const json = response.json() as ChatCompletion | null;
     const choice = json?.choices?.[0];
     const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
     const toolCalls = Array.isArray(choice?.message?.tool_calls) ? (choice.message.tool_calls as unknown[]) : undefined;
@@ -73,8 +74,8 @@ export class ChatCompletionsText extends UpstreamText {
       finish: finishOf(choice?.finish_reason),
       stopSequence: null,
       usage: {
-        inputTokens: json?.usage?.prompt_tokens ?? promptTokens(request),
-        outputTokens: json?.usage?.completion_tokens ?? textTokens(text),
+        inputTokens: reportedTokens(json?.usage?.prompt_tokens) ?? promptTokens(request),
+        outputTokens: reportedTokens(json?.usage?.completion_tokens) ?? textTokens(text),
       },
     };
   }
@@ -84,10 +85,10 @@ export class ChatCompletionsText extends UpstreamText {
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';
     let finish: FinishReason = 'stop';
-    let usage: { inputTokens: number; outputTokens: number } | undefined;
+    let usage: { input?: number; output?: number } | undefined;
     for await (const data of sseData(response.body)) {
       if (data === '[DONE]') break;
-      const json = JSON.parse(data);
+      const json: ChatChunk | null = JSON.parse(data);
       const choice = json?.choices?.[0];
       const delta = choice?.delta?.content;
       if (typeof delta === 'string' && delta !== '') {
@@ -97,8 +98,9 @@ export class ChatCompletionsText extends UpstreamText {
       if (Array.isArray(choice?.delta?.tool_calls)) yield { type: 'tools', calls: choice.delta.tool_calls };
       if (choice?.finish_reason) finish = finishOf(choice.finish_reason);
       if (json?.error) throw badGateway(`upstream stream failed: ${String(json.error.message ?? 'error')}`);
-      if (json?.usage) usage = { inputTokens: json.usage.prompt_tokens, outputTokens: json.usage.completion_tokens };
+      if (json?.usage) usage = { input: reportedTokens(json.usage.prompt_tokens), output: reportedTokens(json.usage.completion_tokens) };
     }
-    yield { type: 'end', finish, stopSequence: null, usage: usage ?? { inputTokens: promptTokens(request), outputTokens: textTokens(produced) } };
+    // A count the upstream left out (or sent as something else than a count) is ours.
+    yield { type: 'end', finish, stopSequence: null, usage: { inputTokens: usage?.input ?? promptTokens(request), outputTokens: usage?.output ?? textTokens(produced) } };
   }
 }

@@ -1,7 +1,8 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { safeDispatcher } from '../../modules/webhooks/safe-dispatcher.ts';
 import { checkTarget, systemResolver } from '../../modules/webhooks/target.ts';
 import { ExtraHeaders, extraHeaders, Options, type ChannelTypeEntry } from '../channel-type.ts';
+import type { GeminiModel } from './gemini.answers.ts';
 import { geminiCall, modelPath } from './gemini.http.ts';
 import { GEMINI_IMAGE_MODELS, GeminiImages } from './gemini.images.ts';
 import { GeminiText } from './gemini.text.ts';
@@ -14,12 +15,17 @@ export const TimeoutSeconds = Type.Optional(
   Type.Integer({ minimum: 1, maximum: 1800, title: 'Timeout (s)', description: 'How long one image call may take before it counts as failed (default 360)' }),
 );
 
-export const geminiChannel: ChannelTypeEntry = {
+const GeminiChannelOptions = Options({ timeout_seconds: TimeoutSeconds, headers: Type.Optional(ExtraHeaders) });
+
+/** A channel's options as stored (they were checked against the schema when written). */
+export type GeminiChannelOptions = Static<typeof GeminiChannelOptions>;
+
+export const geminiChannel: ChannelTypeEntry<typeof GeminiChannelOptions> = {
   type: 'gemini',
   summary: 'the Gemini API (x-goog-api-key secret): text through generateContent, streamGenerateContent and countTokens; images through generateContent with image output',
   serves: ['image', 'text'],
   baseUrl: 'required',
-  options: Options({ timeout_seconds: TimeoutSeconds, headers: Type.Optional(ExtraHeaders) }),
+  options: GeminiChannelOptions,
   textProvider: (channel, options, config) => new GeminiText(channel, config.upstreamTimeoutMs, extraHeaders(options)),
   taskProvider: ({ config }) =>
     new GeminiImages({
@@ -40,8 +46,8 @@ export const geminiChannel: ChannelTypeEntry = {
     const ours = models.find((m) => m in GEMINI_IMAGE_MODELS) ?? 'imgflash-3.1-preview';
     const mapped = (JSON.parse(probe.channel.model_mapping) as Record<string, string>)[ours] ?? ours;
     const model = mapped === ours ? GEMINI_IMAGE_MODELS[ours]! : mapped;
-    const options = JSON.parse(probe.channel.options || '{}') as Record<string, any>;
-    const found = await geminiCall({ channel: probe.channel, options, method: 'GET', path: modelPath(model), timeoutMs: probe.timeoutMs });
+    const options = JSON.parse(probe.channel.options || '{}') as GeminiChannelOptions;
+    const found = (await geminiCall({ channel: probe.channel, options, method: 'GET', path: modelPath(model), timeoutMs: probe.timeoutMs })) as GeminiModel | null;
     return `${found?.name ?? model} is available to this key`;
   },
 };

@@ -3,6 +3,8 @@ import type { Channel } from '../../db/types.ts';
 import { extraHeaders } from '../channel-type.ts';
 import { requestWhole } from '../upstream-whole.ts';
 import { ChannelRefused, UpstreamRejected } from '../types.ts';
+import type { GeminiError } from './gemini.answers.ts';
+import type { GeminiChannelOptions } from './gemini.channel.ts';
 
 // One call to the Gemini API (generativelanguage.googleapis.com) as @google/genai makes it: the key in
 // `x-goog-api-key`, JSON bodies under /v1beta. Errors are {error: {code, message, status, details}}.
@@ -11,7 +13,7 @@ import { ChannelRefused, UpstreamRejected } from '../types.ts';
 
 export interface GeminiCall {
   channel: Channel;
-  options: Record<string, any>;
+  options: GeminiChannelOptions;
   method: 'GET' | 'POST';
   /** After /v1beta, e.g. `/models/gemini-3-pro-image-preview:generateContent`. */
   path: string;
@@ -22,8 +24,8 @@ export interface GeminiCall {
 /** The model's resource path: a mapping may name it with or without the `models/` prefix. */
 export const modelPath = (model: string) => `/models/${encodeURIComponent(model.replace(/^models\//, ''))}`;
 
-function refusal(status: number, error: any): Error {
-  const reason = Array.isArray(error?.details) ? error.details.find((d: any) => typeof d?.reason === 'string')?.reason : undefined;
+function refusal(status: number, error: GeminiError | undefined): Error {
+  const reason = Array.isArray(error?.details) ? error.details.find((d) => typeof d?.reason === 'string')?.reason : undefined;
   const message = typeof error?.message === 'string' ? error.message : `answered ${status}`;
   // An invalid key is a 400 with reason API_KEY_INVALID; a missing or unauthorised one is 401/403.
   // The message names the channel's problem, never the key.
@@ -33,7 +35,8 @@ function refusal(status: number, error: any): Error {
   return new UpstreamRejected('upstream_error', `The Gemini upstream refused the task (${status}): ${message}`);
 }
 
-export async function geminiCall(call: GeminiCall): Promise<any> {
+/** The answer's JSON as it came (the caller names the shape it expects: gemini.answers.ts), or the refusal thrown. */
+export async function geminiCall(call: GeminiCall): Promise<unknown> {
   const base = new URL(call.channel.base_url ?? '');
   const basePath = base.pathname === '/' ? '' : base.pathname.replace(/\/+$/, '');
   const headers: Record<string, string> = {
@@ -55,7 +58,7 @@ export async function geminiCall(call: GeminiCall): Promise<any> {
     AbortSignal.timeout(call.timeoutMs + 1000),
   );
   if (response.statusCode === 429 || response.statusCode >= 500) throw new Error(`the Gemini upstream answered ${response.statusCode}`);
-  let json: any;
+  let json: { error?: GeminiError } | null;
   try {
     json = JSON.parse(response.text());
   } catch {

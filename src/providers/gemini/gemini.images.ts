@@ -1,9 +1,12 @@
 import sharp from 'sharp';
 import type { Dispatcher } from 'undici';
 import { sniffExtension } from '../../blobs/content-types.ts';
+import type { ImageParams } from '../../modules/catalog/image-rules.ts';
 import { fetchReferences } from '../openai/openai.references.ts';
 import type { ProviderStep, TaskCall, TaskProvider } from '../types.ts';
 import { UpstreamRejected } from '../types.ts';
+import type { GenerateContentAnswer } from './gemini.answers.ts';
+import type { GeminiChannelOptions } from './gemini.channel.ts';
 import { geminiCall, modelPath } from './gemini.http.ts';
 
 // Images from the Gemini API: generateContent with responseModalities [IMAGE] and imageConfig
@@ -30,7 +33,7 @@ export interface GeminiImagesDeps {
   referenceDispatcher?: Dispatcher;
   /** Why a caller's URL may not be fetched (the callback address rules), or undefined when it may. */
   refuseReference(url: string): Promise<string | undefined>;
-  timeoutMs(options: Record<string, any>): number;
+  timeoutMs(options: GeminiChannelOptions): number;
 }
 
 /** The model to ask: the channel's mapping, else ours. */
@@ -46,22 +49,22 @@ interface Made {
   outputTokens: number;
 }
 
-function readAnswer(answer: any): Made {
+function readAnswer(answer: GenerateContentAnswer | null): Made {
   const usage = answer?.usageMetadata ?? {};
   const made: Made = { inputTokens: usage.promptTokenCount ?? 0, outputTokens: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0) };
   const blocked = answer?.promptFeedback?.blockReason;
   if (blocked) return { ...made, refused: `The prompt was blocked by the upstream's safety system (${blocked})` };
   const candidate = answer?.candidates?.[0];
   const reason = candidate?.finishReason;
-  if (REFUSED.has(reason)) return { ...made, refused: `The upstream's safety system refused the image (${reason})` };
+  if (reason !== undefined && REFUSED.has(reason)) return { ...made, refused: `The upstream's safety system refused the image (${reason})` };
   // Draft images of a thinking model carry `thought: true`; the answer is the last image that does not.
-  const parts: any[] = candidate?.content?.parts ?? [];
-  const image = parts.filter((p) => p?.inlineData?.data && p.thought !== true).at(-1);
+  const parts = candidate?.content?.parts ?? [];
+  const image = parts.filter((p) => p?.inlineData?.data && p.thought !== true).at(-1)?.inlineData?.data;
   if (!image) {
     const said = parts.map((p) => p?.text).filter((t) => typeof t === 'string').join(' ').slice(0, 200);
     return { ...made, noImage: `The upstream answered without an image (${reason ?? 'no candidate'})${said ? `: ${said}` : ''}` };
   }
-  return { ...made, image: Buffer.from(image.inlineData.data, 'base64') };
+  return { ...made, image: Buffer.from(image, 'base64') };
 }
 
 /** The bytes in the asked format: Gemini chooses its own, so a differing one (or a compression) is re-encoded. */
@@ -74,8 +77,9 @@ export class GeminiImages implements TaskProvider {
   constructor(private readonly deps: GeminiImagesDeps) {}
 
   async submit(call: TaskCall): Promise<ProviderStep> {
-    const { params, channel } = call;
-    const options = JSON.parse(channel.options || '{}') as Record<string, any>;
+    const { channel } = call;
+    const params = call.params as ImageParams;
+    const options = JSON.parse(channel.options || '{}') as GeminiChannelOptions;
     const timeoutMs = this.deps.timeoutMs(options);
     const urls: [string, string][] = ((params.image_urls ?? []) as string[]).map((url, i) => [`image_urls[${i}]`, url]);
     for (const [field, url] of urls) {
@@ -96,7 +100,7 @@ export class GeminiImages implements TaskProvider {
     };
     const path = `${modelPath(geminiModel(call))}:generateContent`;
     const answers = await Promise.all(
-      Array.from({ length: params.n ?? 1 }, () => geminiCall({ channel, options, method: 'POST', path, body, timeoutMs }).then(readAnswer)),
+      Array.from({ length: params.n ?? 1 }, () => geminiCall({ channel, options, method: 'POST', path, body, timeoutMs }).then((answer) => readAnswer(answer as GenerateContentAnswer | null))),
     );
     const refused = answers.find((a) => a.refused);
     if (refused) return { state: 'failed', code: 'content_policy_violation', message: refused.refused! };

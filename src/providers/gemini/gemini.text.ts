@@ -2,8 +2,9 @@ import type { Channel } from '../../db/types.ts';
 import { badGateway, badRequest } from '../../http/errors.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
-import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
+import { promptTokens, reportedTokens, textTokens } from '../../modules/text/tokens.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
+import type { CountTokensAnswer, GeminiError, GenerateContentAnswer } from './gemini.answers.ts';
 import { modelPath } from './gemini.http.ts';
 
 // Text on the Gemini API as @google/genai calls it: POST /v1beta/models/{m}:generateContent,
@@ -54,17 +55,17 @@ async function* lineFeeds(body: AsyncIterable<Buffer | string>): AsyncGenerator<
 }
 
 const finishOf = (reason: unknown): FinishReason => (reason === 'MAX_TOKENS' ? 'max_tokens' : 'stop');
-const textOf = (data: any) => ((data?.candidates?.[0]?.content?.parts ?? []) as { text?: string; thought?: boolean }[]).filter((p) => !p.thought).map((p) => p.text ?? '').join('');
+const textOf = (data: GenerateContentAnswer | null) => (data?.candidates?.[0]?.content?.parts ?? []).filter((p) => !p.thought).map((p) => p.text ?? '').join('');
 
 /** A refusal: the caller's mistake is theirs (400/404); a refused key is the channel's, never shown. */
 async function refusal(statusCode: number, body: { text(): string | Promise<string> }): Promise<never> {
-  let error: any;
+  let error: GeminiError | undefined;
   try {
     error = JSON.parse(await body.text())?.error;
   } catch {
     // not JSON: only the status is known
   }
-  const keyRefused = statusCode === 401 || statusCode === 403 || (Array.isArray(error?.details) && error.details.some((d: any) => d?.reason === 'API_KEY_INVALID'));
+  const keyRefused = statusCode === 401 || statusCode === 403 || (Array.isArray(error?.details) && error.details.some((d) => d?.reason === 'API_KEY_INVALID'));
   if (!keyRefused && (statusCode === 400 || statusCode === 404)) throw badRequest(`upstream: ${typeof error?.message === 'string' ? error.message : `answered ${statusCode}`}`);
   throw badGateway(`upstream refused the call (${statusCode})`);
 }
@@ -81,16 +82,16 @@ export class GeminiText extends UpstreamText {
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
     const response = await this.postWhole(this.pathOf(request, 'generateContent'), toGemini(request), signal);
     if (response.statusCode >= 400) return refusal(response.statusCode, response);
-    const data = response.json() as any;
+    const data = response.json() as GenerateContentAnswer | null;
     const text = textOf(data);
     return {
       text,
       finish: finishOf(data?.candidates?.[0]?.finishReason),
       stopSequence: null,
       usage: {
-        inputTokens: data?.usageMetadata?.promptTokenCount ?? promptTokens(request),
+        inputTokens: reportedTokens(data?.usageMetadata?.promptTokenCount) ?? promptTokens(request),
         // Thinking is billed as output, as the Gemini API bills it.
-        outputTokens: (data?.usageMetadata?.candidatesTokenCount ?? textTokens(text)) + (data?.usageMetadata?.thoughtsTokenCount ?? 0),
+        outputTokens: (reportedTokens(data?.usageMetadata?.candidatesTokenCount) ?? textTokens(text)) + (reportedTokens(data?.usageMetadata?.thoughtsTokenCount) ?? 0),
       },
     };
   }
@@ -102,7 +103,7 @@ export class GeminiText extends UpstreamText {
     let finish: FinishReason = 'stop';
     let usage: { inputTokens: number; outputTokens: number } | undefined;
     for await (const raw of sseData(lineFeeds(response.body))) {
-      const data = JSON.parse(raw);
+      const data: GenerateContentAnswer | null = JSON.parse(raw);
       if (data?.error) throw badGateway(`upstream stream failed: ${String(data.error.message ?? 'error')}`);
       const text = textOf(data);
       if (text) {
@@ -111,7 +112,8 @@ export class GeminiText extends UpstreamText {
       }
       if (data?.candidates?.[0]?.finishReason) finish = finishOf(data.candidates[0].finishReason);
       const meta = data?.usageMetadata;
-      if (meta?.promptTokenCount !== undefined) usage = { inputTokens: meta.promptTokenCount, outputTokens: (meta.candidatesTokenCount ?? 0) + (meta.thoughtsTokenCount ?? 0) };
+      const input = reportedTokens(meta?.promptTokenCount);
+      if (input !== undefined) usage = { inputTokens: input, outputTokens: (reportedTokens(meta?.candidatesTokenCount) ?? 0) + (reportedTokens(meta?.thoughtsTokenCount) ?? 0) };
     }
     yield { type: 'end', finish, stopSequence: null, usage: usage ?? { inputTokens: promptTokens(request), outputTokens: textTokens(produced) } };
   }
@@ -122,7 +124,7 @@ export class GeminiText extends UpstreamText {
     const body = system ? { generateContentRequest: { model: `models/${request.model.replace(/^models\//, '')}`, contents: contents(request), systemInstruction: system } } : { contents: contents(request) };
     const response = await this.postWhole(this.pathOf(request, 'countTokens'), body, signal);
     if (response.statusCode >= 400) return refusal(response.statusCode, response);
-    const total = (response.json() as any)?.totalTokens;
+    const total = (response.json() as CountTokensAnswer | null)?.totalTokens;
     if (typeof total !== 'number') throw badGateway('upstream countTokens answered without totalTokens');
     return total;
   }

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { ExtraHeaders, extraHeaders, Options, type ChannelTypeEntry } from '../channel-type.ts';
+import { ExtraHeaders, extraHeaders, Options, defineChannelType } from '../channel-type.ts';
 import { MessagesText } from './messages.text.ts';
 
-export const messagesChannel: ChannelTypeEntry = {
+export const messagesChannel = defineChannelType({
   type: 'messages',
   summary: 'an upstream that speaks /v1/messages (x-api-key secret)',
   serves: ['text'],
@@ -10,4 +10,4 @@ export const messagesChannel: ChannelTypeEntry = {
   options: Options({ headers: Type.Optional(ExtraHeaders) }),
   textProvider: (channel, options, config) => new MessagesText(channel, config.upstreamTimeoutMs, extraHeaders(options)),
   test: async (probe) => (await probe.text()) ?? 'no model to ask',
-};
+});

@@ -1,6 +1,7 @@
 import { badGateway } from '../../http/errors.ts';
 import type { FinishReason, TextChunk, TextRequest } from '../../modules/text/text.types.ts';
-import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
+import { promptTokens, reportedTokens, textTokens } from '../../modules/text/tokens.ts';
+import type { MessagesEvent } from './messages.answers.ts';
 
 // The same-format stream: a messages caller, a messages upstream. Parsing every event into the
 // neutral form and encoding it back cost the gateway ~3/4 of its time per stream (a JSON parse, a
@@ -39,7 +40,7 @@ function toRead(block: Buffer, start: number): boolean {
 }
 
 /** The parsed `data:` of the event between `start` and `end`; undefined if it is not JSON. */
-function dataOf(block: Buffer, start: number, end: number): any {
+function dataOf(block: Buffer, start: number, end: number): MessagesEvent | undefined {
   const data = block
     .toString('utf8', start, end)
     .split('\n')
@@ -128,9 +129,9 @@ export class MessagesEvents {
         out = out.subarray(end);
         end = 0;
       } else if (data?.type === 'message_delta') {
-        this.finish = FINISH[data.delta?.stop_reason] ?? 'stop';
+        this.finish = FINISH[data.delta?.stop_reason ?? ''] ?? 'stop';
         this.stopSequence = data.delta?.stop_sequence ?? null;
-        if (typeof data.usage?.output_tokens === 'number') this.outputTokens = data.usage.output_tokens;
+        this.outputTokens = reportedTokens(data.usage?.output_tokens) ?? this.outputTokens;
       }
       start = end;
     }
@@ -140,10 +141,10 @@ export class MessagesEvents {
     return parts;
   }
 
-  private renamed(data: any): Buffer {
+  private renamed(data: MessagesEvent): Buffer {
     this.started = true;
     const message = data.message ?? {};
-    if (typeof message.usage?.input_tokens === 'number') this.inputTokens = message.usage.input_tokens;
+    this.inputTokens = reportedTokens(message.usage?.input_tokens) ?? this.inputTokens;
     return Buffer.from(`event: message_start\ndata: ${JSON.stringify({ ...data, message: { ...message, id: this.rename.id, model: this.rename.model } })}\n\n`);
   }
 }

@@ -1,10 +1,11 @@
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
-import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
+import { promptTokens, reportedTokens, textTokens } from '../../modules/text/tokens.ts';
 import { badGateway } from '../../http/errors.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
+import type { MessagesAnswer, MessagesEvent, TextDelta } from './messages.answers.ts';
 import { FINISH, forwardEvents } from './messages.events.ts';
 
 // An upstream that speaks the messages format itself (POST /v1/messages), with the headers the
@@ -38,13 +39,13 @@ export class MessagesText extends UpstreamText {
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
     const response = await this.postWhole('/v1/messages', toMessages(request, false), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response);
-    const json = response.json() as any;
-    const text = ((json?.content ?? []) as { type: string; text?: string }[]).filter((b) => b.type === 'text').map((b) => b.text ?? '').join('');
+    const json = response.json() as MessagesAnswer | null;
+    const text = (json?.content ?? []).filter((b) => b.type === 'text').map((b) => b.text ?? '').join('');
     return {
       text,
-      finish: FINISH[json?.stop_reason] ?? 'stop',
+      finish: FINISH[json?.stop_reason ?? ''] ?? 'stop',
       stopSequence: json?.stop_sequence ?? null,
-      usage: { inputTokens: json?.usage?.input_tokens ?? promptTokens(request), outputTokens: json?.usage?.output_tokens ?? textTokens(text) },
+      usage: { inputTokens: reportedTokens(json?.usage?.input_tokens) ?? promptTokens(request), outputTokens: reportedTokens(json?.usage?.output_tokens) ?? textTokens(text) },
     };
   }
 
@@ -58,17 +59,18 @@ export class MessagesText extends UpstreamText {
     let finish: FinishReason = 'stop';
     let stopSequence: string | null = null;
     for await (const data of sseData(response.body)) {
-      const event = JSON.parse(data);
+      const event: MessagesEvent = JSON.parse(data);
       if (event.type === 'error') throw badGateway(`upstream stream failed: ${String(event.error?.message ?? 'error')}`);
-      if (event.type === 'message_start') inputTokens = event.message?.usage?.input_tokens;
+      if (event.type === 'message_start') inputTokens = reportedTokens(event.message?.usage?.input_tokens);
       if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta') {
-        produced += event.delta.text;
-        yield { type: 'delta', text: event.delta.text };
+        const { text } = event.delta as TextDelta;
+        produced += text;
+        yield { type: 'delta', text };
       }
       if (event.type === 'message_delta') {
-        finish = FINISH[event.delta?.stop_reason] ?? 'stop';
+        finish = FINISH[event.delta?.stop_reason ?? ''] ?? 'stop';
         stopSequence = event.delta?.stop_sequence ?? null;
-        outputTokens = event.usage?.output_tokens;
+        outputTokens = reportedTokens(event.usage?.output_tokens);
       }
     }
     yield { type: 'end', finish, stopSequence, usage: { inputTokens: inputTokens ?? promptTokens(request), outputTokens: outputTokens ?? textTokens(produced) } };

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { ExtraHeaders, extraHeaders, Options, type ChannelTypeEntry } from '../channel-type.ts';
+import { ExtraHeaders, extraHeaders, Options, defineChannelType } from '../channel-type.ts';
 import { NativeText } from './native.text.ts';
 
-export const nativeChannel: ChannelTypeEntry = {
+export const nativeChannel = defineChannelType({
   type: 'native',
   summary: "another gateway's native generateContent endpoint (Bearer secret)",
   serves: ['text'],
@@ -10,4 +10,4 @@ export const nativeChannel: ChannelTypeEntry = {
   options: Options({ headers: Type.Optional(ExtraHeaders) }),
   textProvider: (channel, options, config) => new NativeText(channel, config.upstreamTimeoutMs, extraHeaders(options)),
   test: async (probe) => (await probe.text()) ?? 'no model to ask',
-};
+});

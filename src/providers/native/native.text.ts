@@ -1,9 +1,10 @@
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
-import { promptTokens, textTokens } from '../../modules/text/tokens.ts';
+import { promptTokens, reportedTokens, textTokens } from '../../modules/text/tokens.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
+import type { GenerateContentAnswer } from '../gemini/gemini.answers.ts';
 
 // An upstream that speaks the native content/parts format: the caller's optional fields
 // (generationConfig, safetySettings, systemInstruction) pass through as they came. Answers may be
@@ -23,7 +24,10 @@ function toNative(request: TextRequest) {
 }
 
 const finishOf = (reason: unknown): FinishReason => (reason === 'MAX_TOKENS' ? 'max_tokens' : 'stop');
-const textOf = (data: any) => ((data?.candidates?.[0]?.content?.parts ?? []) as { text?: string }[]).map((p) => p.text ?? '').join('');
+const textOf = (data: GenerateContentAnswer | null) => (data?.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? '').join('');
+
+/** The Gemini format, bare or wrapped in {code, data} by another gateway of this kind. */
+type NativeAnswer = GenerateContentAnswer & { code?: number; data?: GenerateContentAnswer };
 
 export class NativeText extends UpstreamText {
   constructor(channel: Channel, timeoutMs: number, extraHeaders: Record<string, string> = {}) {
@@ -37,7 +41,7 @@ export class NativeText extends UpstreamText {
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
     const response = await this.postWhole(this.pathOf(request, 'generateContent'), toNative(request), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response);
-    const json = response.json() as any;
+    const json = response.json() as NativeAnswer | null;
     const data = json?.data ?? json;
     const text = textOf(data);
     return {
@@ -45,8 +49,8 @@ export class NativeText extends UpstreamText {
       finish: finishOf(data?.candidates?.[0]?.finishReason),
       stopSequence: null,
       usage: {
-        inputTokens: data?.usageMetadata?.promptTokenCount ?? promptTokens(request),
-        outputTokens: data?.usageMetadata?.candidatesTokenCount ?? textTokens(text),
+        inputTokens: reportedTokens(data?.usageMetadata?.promptTokenCount) ?? promptTokens(request),
+        outputTokens: reportedTokens(data?.usageMetadata?.candidatesTokenCount) ?? textTokens(text),
       },
     };
   }
@@ -56,9 +60,9 @@ export class NativeText extends UpstreamText {
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';
     let finish: FinishReason = 'stop';
-    let usage: { inputTokens: number; outputTokens: number } | undefined;
+    let usage: { input?: number; output?: number } | undefined;
     for await (const raw of sseData(response.body)) {
-      const parsed = JSON.parse(raw);
+      const parsed: NativeAnswer | null = JSON.parse(raw);
       const data = parsed?.data ?? parsed;
       const text = textOf(data);
       if (text) {
@@ -66,8 +70,9 @@ export class NativeText extends UpstreamText {
         yield { type: 'delta', text };
       }
       if (data?.candidates?.[0]?.finishReason) finish = finishOf(data.candidates[0].finishReason);
-      if (data?.usageMetadata) usage = { inputTokens: data.usageMetadata.promptTokenCount, outputTokens: data.usageMetadata.candidatesTokenCount };
+      if (data?.usageMetadata) usage = { input: reportedTokens(data.usageMetadata.promptTokenCount), output: reportedTokens(data.usageMetadata.candidatesTokenCount) };
     }
-    yield { type: 'end', finish, stopSequence: null, usage: usage ?? { inputTokens: promptTokens(request), outputTokens: textTokens(produced) } };
+    // A count the upstream left out (or sent as something else than a count) is ours.
+    yield { type: 'end', finish, stopSequence: null, usage: { inputTokens: usage?.input ?? promptTokens(request), outputTokens: usage?.output ?? textTokens(produced) } };
   }
 }

@@ -1,9 +1,9 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { request } from 'undici';
 import type { Channel } from '../../db/types.ts';
 import { systemResolver } from '../../modules/webhooks/target.ts';
 import { safeDispatcher } from '../../modules/webhooks/safe-dispatcher.ts';
-import { ExtraHeaders, extraHeaders, Options, type ChannelTypeEntry } from '../channel-type.ts';
+import { ExtraHeaders, extraHeaders, Options, defineChannelType } from '../channel-type.ts';
 import { IMAGE_TIMEOUT_MS, OPENAI_IMAGE_MODELS, OpenAIImages } from './openai.images.ts';
 import { OpenAIText } from './openai.text.ts';
 
@@ -11,8 +11,18 @@ import { OpenAIText } from './openai.text.ts';
 
 const Name = (title: string, header: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, title, description: `Sent as the ${header} header` }));
 
+const OpenAIOptions = Options({
+  organization: Name('Organization', 'OpenAI-Organization'),
+  project: Name('Project', 'OpenAI-Project'),
+  image_timeout_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 900, title: 'Image timeout (s)', description: `How long one image call may take (default ${IMAGE_TIMEOUT_MS / 1000})` })),
+  headers: Type.Optional(ExtraHeaders),
+});
+
+/** A channel's options as stored (they were checked against the schema when written). */
+type OpenAIOptions = Static<typeof OpenAIOptions>;
+
 /** The headers of every call: the channel's extra headers first, so its own auth and names win. */
-function headersOf(channel: Channel, options: Record<string, any>): Record<string, string> {
+function headersOf(channel: Channel, options: OpenAIOptions): Record<string, string> {
   return {
     ...extraHeaders(options),
     ...(channel.secret ? { authorization: `Bearer ${channel.secret}` } : {}),
@@ -21,19 +31,14 @@ function headersOf(channel: Channel, options: Record<string, any>): Record<strin
   };
 }
 
-const optionsOf = (channel: Channel) => JSON.parse(channel.options || '{}') as Record<string, any>;
+const optionsOf = (channel: Channel) => JSON.parse(channel.options || '{}') as OpenAIOptions;
 
-export const openaiChannel: ChannelTypeEntry = {
+export const openaiChannel = defineChannelType({
   type: 'openai',
   summary: `the OpenAI API (Bearer secret): text through /v1/chat/completions, images through /v1/images/generations and /v1/images/edits (default models: ${Object.entries(OPENAI_IMAGE_MODELS).map(([ours, theirs]) => `${ours} -> ${theirs}`).join(', ')})`,
   serves: ['image', 'text'],
   baseUrl: 'required',
-  options: Options({
-    organization: Name('Organization', 'OpenAI-Organization'),
-    project: Name('Project', 'OpenAI-Project'),
-    image_timeout_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 900, title: 'Image timeout (s)', description: `How long one image call may take (default ${IMAGE_TIMEOUT_MS / 1000})` })),
-    headers: Type.Optional(ExtraHeaders),
-  }),
+  options: OpenAIOptions,
   textProvider: (channel, options, config) => new OpenAIText(channel, config.upstreamTimeoutMs, headersOf(channel, options)),
   taskProvider: ({ config }) =>
     new OpenAIImages({
@@ -66,4 +71,4 @@ export const openaiChannel: ChannelTypeEntry = {
     if (res.statusCode !== 200) throw new Error(`GET /v1/models/${model} answered ${res.statusCode}`);
     return `${model} is available`;
   },
-};
+});

@@ -1,6 +1,8 @@
 import { FormData, request, type Dispatcher } from 'undici';
 import type { Channel } from '../../db/types.ts';
+import type { ImageParams } from '../../modules/catalog/image-rules.ts';
 import { ChannelRefused, UpstreamRejected, type Produced, type ProviderStep, type TaskCall, type TaskProvider } from '../types.ts';
+import type { ImagesAnswer } from './openai.answers.ts';
 import { fetchReferences, type FetchLimits, type ReferenceFile } from './openai.references.ts';
 
 // OpenAI Images (gpt-image models): POST /v1/images/generations (JSON), or POST /v1/images/edits
@@ -27,7 +29,7 @@ export interface OpenAIImagesDeps {
 }
 
 /** Our normalized parameters as the fields of ImageGenerateParams / ImageEditParams. */
-export function imageFields(params: Record<string, any>, model: string, edit: boolean): Record<string, string | number> {
+export function imageFields(params: ImageParams, model: string, edit: boolean): Record<string, string | number> {
   const fields: Record<string, string | number> = { model, prompt: params.prompt, n: params.n ?? 1, size: `${params.width}x${params.height}` };
   // `auto` and `<w>x<h>` were resolved to pixels at submit; transparent was downgraded to auto there.
   for (const name of ['quality', 'background', 'output_format', 'output_compression'] as const) {
@@ -65,7 +67,7 @@ function refusal({ status, message, code }: OpenAIError): Error {
   return new UpstreamRejected('upstream_error', `Upstream refused the task: ${message}`);
 }
 
-function parse(text: string): any {
+function parse(text: string): ImagesAnswer | null | undefined {
   try {
     return JSON.parse(text);
   } catch {
@@ -73,7 +75,7 @@ function parse(text: string): any {
   }
 }
 
-async function post(url: string, connection: OpenAIConnection, body: string | FormData): Promise<any> {
+async function post(url: string, connection: OpenAIConnection, body: string | FormData): Promise<ImagesAnswer | null> {
   let response: Dispatcher.ResponseData;
   const headers = typeof body === 'string' ? { ...connection.headers, 'content-type': 'application/json' } : connection.headers;
   try {
@@ -91,23 +93,25 @@ async function post(url: string, connection: OpenAIConnection, body: string | Fo
   return json;
 }
 
-function completed(answer: any): ProviderStep {
+function completed(answer: ImagesAnswer | null): ProviderStep {
   const parts: Produced[] = [];
   for (const image of Array.isArray(answer?.data) ? answer.data : []) {
     if (typeof image?.b64_json === 'string') parts.push({ bytes: Buffer.from(image.b64_json, 'base64') });
     else if (typeof image?.url === 'string') parts.push({ url: image.url });
   }
   if (parts.length === 0) throw new UpstreamRejected('upstream_error', 'The upstream answered without an image');
-  const usage = answer.usage;
-  const counted = Number.isInteger(usage?.input_tokens) && Number.isInteger(usage?.output_tokens);
-  return { state: 'completed', result: { images: [{ url: parts }] }, ...(counted ? { usage: { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens } } : {}) };
+  const input = answer?.usage?.input_tokens;
+  const output = answer?.usage?.output_tokens;
+  const counted = typeof input === 'number' && Number.isInteger(input) && typeof output === 'number' && Number.isInteger(output);
+  return { state: 'completed', result: { images: [{ url: parts }] }, ...(counted ? { usage: { inputTokens: input, outputTokens: output } } : {}) };
 }
 
 export class OpenAIImages implements TaskProvider {
   constructor(private readonly deps: OpenAIImagesDeps) {}
 
   async submit(call: TaskCall): Promise<ProviderStep> {
-    const { params, channel } = call;
+    const { channel } = call;
+    const params = call.params as ImageParams;
     const model = call.upstreamModel !== call.task.model ? call.upstreamModel : (OPENAI_IMAGE_MODELS[call.task.model] ?? call.upstreamModel);
     const connection = this.deps.connection(channel);
     const urls: string[] = params.image_urls ?? [];

@@ -1,5 +1,6 @@
 import { request, type Dispatcher } from 'undici';
 import { upstreamRequest } from '../../modules/catalog/upstream-request.ts';
+import type { SubmitReceipt, TaskRecord } from '../../modules/tasks/tasks.schemas.ts';
 import type { Produced, ProducedResult, ProviderStep, TaskCall, TaskProvider } from '../types.ts';
 import { UpstreamRejected } from '../types.ts';
 
@@ -9,13 +10,25 @@ import { UpstreamRejected } from '../types.ts';
 
 const SUBMIT_PATH = { image: '/v1/images/generations', video: '/v1/videos/generations', avatar: '/v1/seedance2/private-avatar' };
 
+// Its answers are our own SPEC's shapes (tasks.schemas.ts), unchecked on the way in: every field is
+// read as possibly missing. A receipt's data is one element per task, or (an avatar's) one object.
+interface Receipt {
+  data?: SubmitReceipt['data'] | { id?: string };
+}
+interface Polled {
+  data?: Partial<TaskRecord>;
+}
+/** One file group of the upstream's result: its fields kept, its links replaced. */
+type FileGroup = { url?: unknown; expires_at?: unknown; last_frame_url?: unknown; [field: string]: unknown } | null | undefined;
+
 export interface RelayOptions {
   pollMs: number;
   timeoutMs: number;
   dispatcher?: Dispatcher;
 }
 
-async function call(call: TaskCall, method: 'GET' | 'POST', path: string, options: RelayOptions, body?: unknown) {
+/** The answer's JSON as it came (the caller names the shape it expects), or the refusal thrown. */
+async function call(call: TaskCall, method: 'GET' | 'POST', path: string, options: RelayOptions, body?: unknown): Promise<unknown> {
   const { channel } = call;
   // A submit is retried after a timeout or a 5xx, when the upstream may have taken it anyway: the key,
   // the same on every retry of this task, lets an upstream that honours it (OpenAI and ModelArk style)
@@ -34,7 +47,7 @@ async function call(call: TaskCall, method: 'GET' | 'POST', path: string, option
     dispatcher: options.dispatcher,
   });
   const text = await response.body.text();
-  let json: any;
+  let json: { error?: { message?: unknown } } | null | undefined;
   try {
     json = JSON.parse(text);
   } catch {
@@ -67,17 +80,18 @@ export class RelayProvider implements TaskProvider {
     // Upstream asset ids would not be ours, and our assets must be reviewed where they are used.
     if (task.task.kind === 'avatar') throw new UpstreamRejected('upstream_error', 'Avatar review is not relayed: route its model to a reviewing channel');
     // Callbacks are ours to send: the stored parameters never include the caller's webhook.
-    const receipt = await call(task, 'POST', SUBMIT_PATH[task.task.kind], this.options, upstreamRequest(task.params, task.upstreamModel));
-    const upstreamId = receipt?.data?.[0]?.task_id ?? receipt?.data?.id;
+    const receipt = (await call(task, 'POST', SUBMIT_PATH[task.task.kind], this.options, upstreamRequest(task.params, task.upstreamModel))) as Receipt | null;
+    const data = receipt?.data;
+    const upstreamId = Array.isArray(data) ? data[0]?.task_id : data?.id;
     if (typeof upstreamId !== 'string') throw new UpstreamRejected('upstream_error', 'Upstream receipt carried no task id');
     return { state: 'pending', upstreamId, pollAt: Date.now() + this.options.pollMs };
   }
 
   async poll(task: TaskCall): Promise<ProviderStep> {
     const id = encodeURIComponent(task.task.upstream_id ?? '');
-    let record: any;
+    let record: Polled['data'];
     try {
-      record = (await call(task, 'GET', `/v1/tasks/${id}`, this.options))?.data;
+      record = ((await call(task, 'GET', `/v1/tasks/${id}`, this.options)) as Polled | null)?.data;
     } catch (err) {
       if (!(err instanceof RelayBusy)) throw err;
       // Its Retry-After, but never more than ten poll intervals: its window may end sooner for us.
@@ -93,15 +107,15 @@ export class RelayProvider implements TaskProvider {
         result: record.result,
       };
     }
-    const progress = Number.isInteger(record?.progress) ? Math.min(99, record.progress) : undefined;
+    const progress = typeof record?.progress === 'number' && Number.isInteger(record.progress) ? Math.min(99, record.progress) : undefined;
     return { state: 'pending', pollAt: Date.now() + this.options.pollMs, progress };
   }
 }
 
 /** The upstream's result with each of its file links turned into a part to download and store. */
-function rehosted(result: Record<string, any>): ProducedResult {
+function rehosted(result: Record<string, unknown>): ProducedResult {
   const part = (url: unknown): Produced => ({ url: String(url) });
-  const group = (g: any) => {
+  const group = (g: FileGroup) => {
     const { expires_at: _theirs, ...rest } = g ?? {};
     return { ...rest, url: Array.isArray(g?.url) ? g.url.map(part) : [] };
   };
@@ -109,7 +123,9 @@ function rehosted(result: Record<string, any>): ProducedResult {
   if (Array.isArray(result.images)) out.images = result.images.map(group);
   if (Array.isArray(result.audios)) out.audios = result.audios.map(group);
   if (Array.isArray(result.videos)) {
-    out.videos = result.videos.map((v: any) => ({ ...group(v), ...(v?.last_frame_url ? { last_frame_url: part(v.last_frame_url) } : {}) }));
+    // Its video groups carry their duration and resolution (SPEC's record), passed on unchecked as ever.
+    type Video = NonNullable<ProducedResult['videos']>[number];
+    out.videos = result.videos.map((v: FileGroup) => ({ ...group(v), ...(v?.last_frame_url ? { last_frame_url: part(v.last_frame_url) } : {}) }) as Video);
   }
   return out;
 }

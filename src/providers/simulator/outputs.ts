@@ -4,8 +4,7 @@ export { resultTtlSeconds } from '../../modules/catalog/models.ts';
 
 // What the simulator produces for a task, read off its normalized parameters.
 
-export function imageOutput(_model: string, params: Record<string, any>) {
-  const p = params as ImageParams;
+export function imageOutput(_model: string, p: ImageParams) {
   return {
     width: p.width,
     height: p.height,
@@ -16,7 +15,6 @@ export function imageOutput(_model: string, params: Record<string, any>) {
   };
 }
 
-export function videoOutput(_model: string, params: Record<string, any>) {
-  const p = params as VideoParams;
+export function videoOutput(_model: string, p: VideoParams) {
   return { width: p.width, height: p.height, duration: p.duration, resolution: p.resolution, audio: p.audio, lastFrame: p.return_last_frame };
 }

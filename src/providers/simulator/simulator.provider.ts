@@ -1,7 +1,9 @@
 import { countText } from '../../modules/text/token-count.ts';
 import type { RenderSpec } from '../../blobs/signed-urls.ts';
 import type { Pricing } from '../../modules/billing/pricing.ts';
-import type { ProducedResult, ProviderStep, ResultPart, TaskCall, TaskProvider, TaskResult } from '../types.ts';
+import type { ImageParams } from '../../modules/catalog/image-rules.ts';
+import type { VideoParams } from '../../modules/catalog/video-rules.ts';
+import type { AnyKindParams, AvatarReviewParams, ProducedResult, ProviderStep, ResultPart, TaskCall, TaskProvider, TaskResult } from '../types.ts';
 import { parseDirectives } from './directives.ts';
 import { imageOutput, videoOutput } from './outputs.ts';
 
@@ -18,7 +20,7 @@ export class SimulatorProvider implements TaskProvider {
   constructor(private readonly options: SimulatorOptions) {}
 
   async submit(call: TaskCall): Promise<ProviderStep> {
-    const directives = parseDirectives(call.params.prompt, ...reviewedNames(call));
+    const directives = parseDirectives(promptOf(call), ...reviewedNames(call));
     const etaAt = Date.now() + (directives.delayMs ?? this.options.latencyMs);
     return { state: 'pending', etaAt, pollAt: etaAt };
   }
@@ -26,7 +28,7 @@ export class SimulatorProvider implements TaskProvider {
   async poll(call: TaskCall): Promise<ProviderStep> {
     const etaAt = call.task.eta_at ?? 0;
     if (Date.now() < etaAt) return { state: 'pending', pollAt: etaAt };
-    const directives = parseDirectives(call.params.prompt, ...reviewedNames(call));
+    const directives = parseDirectives(promptOf(call), ...reviewedNames(call));
     if (directives.fail) {
       return { state: 'failed', code: directives.fail, message: `The simulated upstream failed the task (${directives.fail})` };
     }
@@ -37,7 +39,8 @@ export class SimulatorProvider implements TaskProvider {
   // Avatar review (SPEC 2.6, 3): every asset passes unless its name or URL carries [sim:reject].
   // Only the assets that passed are billed.
   private review(call: TaskCall): ProviderStep {
-    const assets = (call.params.assets ?? []) as { asset_id: string; name: string; url: string }[];
+    const params = call.params as AvatarReviewParams;
+    const assets = params.assets ?? [];
     const entries = assets.map((a) => ({
       asset_id: a.asset_id,
       asset_url: `asset://${a.asset_id}`,
@@ -50,7 +53,7 @@ export class SimulatorProvider implements TaskProvider {
       usable_assets: usable,
       failed_assets: failed,
       asset_url: (usable[0] ?? entries[0])?.asset_url,
-      group_id: call.params.group_id,
+      group_id: params.group_id,
     };
     const billedUnits = this.options.pricing.perAssetUnits(call.task.model) * usable.length;
     if (failed.length === 0) return { state: 'completed', result, billedUnits };
@@ -59,7 +62,8 @@ export class SimulatorProvider implements TaskProvider {
   }
 
   private images(call: TaskCall): ProviderStep {
-    const { task, params } = call;
+    const { task } = call;
+    const params = call.params as ImageParams;
     const out = imageOutput(task.model, params);
     const parts = Array.from({ length: out.n }, (_, i) =>
       render({ k: 'image', w: out.width, h: out.height, f: out.format, q: out.compression, s: `${task.id}:${i}`, t: out.transparent }),
@@ -75,7 +79,8 @@ export class SimulatorProvider implements TaskProvider {
   }
 
   private video(call: TaskCall): ProviderStep {
-    const { task, params } = call;
+    const { task } = call;
+    const params = call.params as VideoParams;
     const out = videoOutput(task.model, params);
     const seed = `${task.id}:0`;
     const video: NonNullable<ProducedResult['videos']>[number] = {
@@ -94,16 +99,20 @@ export class SimulatorProvider implements TaskProvider {
 
 const render = (spec: RenderSpec): ResultPart => ({ render: spec });
 
+// Directives are read the same way whatever the task's kind: a field the kind lacks reads as absent.
+const anyKind = (call: TaskCall): AnyKindParams => call.params;
+const promptOf = (call: TaskCall) => anyKind(call).prompt;
+
 function reviewedNames(call: TaskCall): string[] {
-  return ((call.params.assets ?? []) as { name: string; url: string }[]).map((a) => `${a.name} ${a.url}`);
+  return (anyKind(call).assets ?? []).map((a) => `${a.name} ${a.url}`);
 }
 
-function referencedAssets(params: Record<string, any>): string[] {
+function referencedAssets(params: VideoParams): string[] {
   const urls: string[] = [
     ...(params.image_urls ?? []),
     ...(params.video_urls ?? []),
     ...(params.audio_urls ?? []),
-    ...((params.image_with_roles ?? []) as { url: string }[]).map((r) => r.url),
+    ...(params.image_with_roles ?? []).map((r) => r.url),
   ];
   return urls.filter((u) => u.startsWith('asset://')).map((u) => u.slice('asset://'.length));
 }

@@ -3,9 +3,9 @@ import type { TextHoldsTable, UsageTable } from '../../db/types.ts';
 import type { LedgerOp } from '../billing/ledger-batch.ts';
 import type { Movement } from '../billing/ledger-rows.ts';
 
-// What the text-money writers (text-money.ts, text-money-whole.ts) share: the kinds of op and the
+// What the text-money writers (careful.ts, whole.ts) share: the kinds of op and the
 // rows they write besides the ledger's. A call's own hold is a hold and a settle; a call taken from
-// a process's float (text-floats.ts) is a spend, and the float itself a hold, releases and a close.
+// a process's float (floats.ts) is a spend, and the float itself a hold, releases and a close.
 
 export type TextHold = { kind: 'hold'; movement: Movement; hold: Insertable<TextHoldsTable> };
 export type TextSettle = { kind: 'settle'; movement: Movement; usage: Insertable<UsageTable>; callId: string };
@@ -27,9 +27,6 @@ export class HoldAlreadySettled extends Error {
     super(`text call ${callId}: its hold was already settled`);
   }
 }
-
-export const USAGE_COLUMNS = ['user_id', 'key_id', 'model', 'endpoint', 'request_id', 'input_tokens', 'output_tokens', 'cost', 'status', 'created_at'] as const;
-export const HOLD_COLUMNS = ['call_id', 'user_id', 'key_id', 'key_limited', 'amount', 'model', 'endpoint', 'request_id', 'created_at'] as const;
 
 export const settlesOf = (ops: TextMoneyOp[]) => ops.filter((op): op is TextSettle => op.kind === 'settle');
 export const usageOf = (ops: TextMoneyOp[]) => ops.flatMap((op) => (op.kind === 'settle' || op.kind === 'spend' ? [op.usage] : []));

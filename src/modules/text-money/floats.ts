@@ -3,18 +3,18 @@ import type { Logger } from 'pino';
 import type { GroupCommit } from '../../db/group-commit.ts';
 import type { Database } from '../../db/types.ts';
 import { newId } from '../../lib/ids.ts';
-import { readFloatRoom } from '../accounts/keys.repo.ts';
 import { InsufficientFunds } from '../billing/ledger.ts';
-import type { HeldCall } from './text-billing.ts';
-import { HoldAlreadySettled, type TextMoneyOp, type TextSpend } from './text-money-ops.ts';
-import { TextFloat } from './text-float.ts';
+import type { HeldCall } from './call-money.ts';
+import { HoldAlreadySettled, type TextMoneyOp, type TextSpend } from './ops.ts';
+import { TextFloat } from './float.ts';
+import { roomFor } from './pending.ts';
 
 // A durable hold per call costs a commit before the upstream is even asked (measured: 157-217 µs
 // of a ~0.65 ms call on the sequential probe). So each process holds a float per key: one
 // ordinary durable hold worth TEXT_FLOAT_CALLS calls, from which calls take their holds in memory.
 // A call's settlement adds its cost to the float's `spent` (with its usage row); closing the float
 // gives back the rest. If the process dies, the sweeper closes the float like any lost hold
-// (text-holds.ts), so the calls it settled stay charged and the rest is given back.
+// (sweeper.ts), so the calls it settled stay charged and the rest is given back.
 //
 // A float is taken only while the account (and a limited key) keeps HEADROOM times the float
 // besides it, so another payer is rarely refused for money a float holds. When the money runs
@@ -158,7 +158,7 @@ export class TextFloats {
   }
 
   private async openFloat(hold: HeldCall): Promise<TextFloat | undefined> {
-    const room = await readFloatRoom(this.deps.db, hold.key_id);
+    const room = await roomFor(this.deps.db, hold.key_id);
     const calls = this.deps.config.textFloatCalls * (this.growth.get(hold.key_id) ?? 1);
     const amount = Math.min(calls * hold.amount, Math.floor(room / HEADROOM));
     // Too little money to be worth a float: calls hold alone, which decides every 402 exactly.

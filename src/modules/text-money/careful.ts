@@ -1,33 +1,27 @@
-import type { Kysely, Transaction } from 'kysely';
-import { GroupCommit } from '../../db/group-commit.ts';
+import type { Transaction } from 'kysely';
 import { rowInserter } from '../../db/prepared.ts';
 import type { Database } from '../../db/types.ts';
 import { applyMany } from '../billing/ledger.ts';
 import {
   asLedgerOp,
-  HOLD_COLUMNS,
   HoldAlreadySettled,
   holdsOf,
   isFloatOp,
-  keyIdOf,
   repeatedSettles,
   settlesOf,
-  USAGE_COLUMNS,
   usageOf,
   withRefund,
   type TextFloatOp,
   type TextMoneyOp,
   type TextSettle,
-} from './text-money-ops.ts';
-import { writeTextMoneyWhole } from './text-money-whole.ts';
+} from './ops.ts';
+import { HOLD_COLUMNS, USAGE_COLUMNS } from './tables.ts';
 
-export type { TextMoneyOp } from './text-money-ops.ts';
-
-// The money of synchronous text calls: a hold before the upstream call, a settlement (refund of
-// the unused part plus the usage row) after it. Both are group-committed, so concurrent calls share
-// their commits. Each hold also gets a `text_holds` row for as long as its call runs: a settlement
-// refunds only when it is the one that deletes that row, so a hold given back by the sweeper
-// (text-holds.ts: its process died mid-call) is never given back twice.
+// The careful path of the group commit (text-money.ts): a batch of text money's ops written op by op
+// in one transaction, which also decides each 402 when the whole batch was refused (whole.ts). Each
+// hold gets a `text_holds` row for as long as its call runs: a settlement refunds only when it is the
+// one that deletes that row, so a hold given back by the sweeper (sweeper.ts: its process died
+// mid-call) is never given back twice.
 
 const insertUsage = rowInserter('usage', USAGE_COLUMNS);
 const insertHolds = rowInserter('text_holds', HOLD_COLUMNS);
@@ -86,9 +80,4 @@ export async function writeTextMoneyCarefully(trx: Transaction<Database>, ops: T
     const went = written.get(op);
     return went ? failureOf.get(went) : new HoldAlreadySettled((op as TextSettle).callId);
   });
-}
-
-export function textMoney(db: Kysely<Database>, parallel: number, committed: (keyIds: string[]) => void): GroupCommit<TextMoneyOp> {
-  const keysOf = (ops: TextMoneyOp[]) => committed(ops.map((op) => keyIdOf(op)!).filter(Boolean));
-  return new GroupCommit(db, parallel, writeTextMoneyCarefully, keysOf, writeTextMoneyWhole(db));
 }

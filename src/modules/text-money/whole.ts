@@ -5,16 +5,16 @@ import type { Database } from '../../db/types.ts';
 import { applyAllAtOnce } from '../billing/ledger-at-once.ts';
 import { ledgerRowsAllFound, ledgerMovementCtes } from '../billing/ledger-statement.ts';
 import { assertAmount } from '../billing/ledger-rows.ts';
+import { MOVES_SQL } from '../billing/ledger-plan.ts';
 import { WholeBatchRefused } from '../../db/errors.ts';
-import { asLedgerOp, HOLD_COLUMNS, HoldAlreadySettled, holdsOf, isFloatOp, repeatedSettles, settlesOf, USAGE_COLUMNS, usageOf, withRefund, type TextHold, type TextMoneyOp, type TextSettle } from './text-money-ops.ts';
+import { asLedgerOp, HoldAlreadySettled, holdsOf, isFloatOp, repeatedSettles, settlesOf, usageOf, withRefund, type TextHold, type TextMoneyOp, type TextSettle } from './ops.ts';
+import { HOLD_COLUMNS, HOLD_TABLE, MOVEMENT_COLUMNS, MOVEMENT_SOURCE, USAGE_COLUMNS, USAGE_TABLE, type MovementColumn, type PgType } from './tables.ts';
 
 // A batch of text holds and settlements written whole, or not at all (the group commit then takes
 // the careful path, op by op): on SQLite one synchronous transaction, on Postgres one statement
 // outside BEGIN/COMMIT, a round trip instead of one per statement. As on the careful path, a
 // settlement refunds and writes its usage row only if it deleted its call's open hold.
 
-const USAGE_TYPES = ['text', 'text', 'text', 'text', 'text', 'int', 'int', 'bigint', 'text', 'bigint'];
-const HOLD_TYPES = ['text', 'text', 'text', 'int', 'bigint', 'text', 'text', 'text', 'bigint'];
 const insertSql = (table: string, columns: readonly string[], rows = 1) =>
   `insert into ${table} (${columns.join(', ')}) values ${Array(rows).fill(`(${columns.map(() => '?').join(', ')})`).join(', ')}`;
 const HOLD_INSERT = insertSql('text_holds', HOLD_COLUMNS);
@@ -84,31 +84,30 @@ function writeRowOf(statement: Statement, op: Exclude<TextMoneyOp, { kind: 'spen
   }
 }
 
-const MOVEMENT_TYPES = ['text', 'text', 'text', 'int', 'bigint', 'text', 'text'];
-const MOVEMENT_COLUMNS = 'kind, user_id, key_id, key_limited, amount, ref, note';
-const arrays = (types: string[], from: number) => types.map((type, i) => `$${from + i}::${type}[]`).join(', ');
-const USAGE_FROM = MOVEMENT_TYPES.length + 1;
-const SETTLED_CALLS = USAGE_FROM + USAGE_TYPES.length;
+// Postgres: one array parameter per column, in the descriptions' order (tables.ts).
+const arrays = (table: readonly (readonly [string, PgType])[], from: number) => table.map(([, type], i) => `$${from + i}::${type}[]`).join(', ');
+const USAGE_FROM = MOVEMENT_SOURCE.length + 1;
+const SETTLED_CALLS = USAGE_FROM + USAGE_TABLE.length;
 const HOLDS_FROM = SETTLED_CALLS + 1;
-const NOW = `$${HOLDS_FROM + HOLD_TYPES.length}`;
+const NOW = `$${HOLDS_FROM + HOLD_TABLE.length}`;
 
 export const TEXT_MONEY_STATEMENT = `
 with taken as (
   delete from text_holds where call_id = any($${SETTLED_CALLS}::text[]) returning call_id
 ),
 movements as (
-  select * from unnest(${arrays(MOVEMENT_TYPES, 1)}) as m(${MOVEMENT_COLUMNS})
-  where (kind = 'hold' or ref in (select call_id from taken)) and not (kind = 'refund' and amount = 0)
+  select * from unnest(${arrays(MOVEMENT_SOURCE, 1)}) as m(${MOVEMENT_COLUMNS.join(', ')})
+  where (kind = 'hold' or ref in (select call_id from taken)) and ${MOVES_SQL}
 ),
 ${ledgerMovementCtes('movements', NOW)},
 usage_in as (
   insert into usage (${USAGE_COLUMNS.join(', ')})
-  select ${USAGE_COLUMNS.join(', ')} from unnest(${arrays(USAGE_TYPES, USAGE_FROM)}, $${SETTLED_CALLS}::text[]) as u(${USAGE_COLUMNS.join(', ')}, call_id)
+  select ${USAGE_COLUMNS.join(', ')} from unnest(${arrays(USAGE_TABLE, USAGE_FROM)}, $${SETTLED_CALLS}::text[]) as u(${USAGE_COLUMNS.join(', ')}, call_id)
   where call_id in (select call_id from taken)
 ),
 holds_in as (
   insert into text_holds (${HOLD_COLUMNS.join(', ')})
-  select * from unnest(${arrays(HOLD_TYPES, HOLDS_FROM)})
+  select * from unnest(${arrays(HOLD_TABLE, HOLDS_FROM)})
 )
 select ${ledgerRowsAllFound('movements')} as ok, array(select call_id from taken) as taken`;
 
@@ -117,6 +116,17 @@ const outcomes = (ops: TextMoneyOp[], foundHold: (op: TextMoneyOp, index: number
   ops.map((op, i) => (op.kind !== 'hold' && !foundHold(op, i) ? new HoldAlreadySettled(op.callId) : undefined));
 
 type WriteWhole = (ops: TextMoneyOp[]) => Promise<(Error | undefined)[]>;
+
+/** Each movement column's value for an op of the statement: a call's hold debits, its settlement refunds. */
+const MOVEMENT_VALUES: Record<MovementColumn, (op: TextHold | TextSettle) => unknown> = {
+  kind: (op) => (op.kind === 'hold' ? 'hold' : 'refund'),
+  user_id: (op) => op.movement.userId,
+  key_id: (op) => op.movement.keyId ?? null,
+  key_limited: (op) => (op.movement.keyId && op.movement.keyLimited ? 1 : 0),
+  amount: (op) => op.movement.amount,
+  ref: (op) => op.movement.ref ?? null,
+  note: (op) => op.movement.note ?? null,
+};
 
 export function writeTextMoneyWhole(db: Kysely<Database>): WriteWhole | undefined {
   const atOnce = atOnceFor(db);
@@ -140,17 +150,8 @@ export function writeTextMoneyWhole(db: Kysely<Database>): WriteWhole | undefine
     if (all.some(isFloatOp)) throw new WholeBatchRefused(new Error('a float op in the batch'));
     const repeated = repeatedSettles(all);
     const ops = (repeated.size ? all.filter((op) => !repeated.has(op)) : all) as (TextHold | TextSettle)[];
-    const m = ops.map((op) => op.movement);
-    for (const x of m) assertAmount(x.amount);
-    const movements = [
-      ops.map((op) => (op.kind === 'hold' ? 'hold' : 'refund')),
-      m.map((x) => x.userId),
-      m.map((x) => x.keyId ?? null),
-      m.map((x) => (x.keyId && x.keyLimited ? 1 : 0)),
-      m.map((x) => x.amount),
-      m.map((x) => x.ref ?? null),
-      m.map((x) => x.note ?? null),
-    ];
+    for (const op of ops) assertAmount(op.movement.amount);
+    const movements = MOVEMENT_COLUMNS.map((column) => ops.map(MOVEMENT_VALUES[column]));
     const settles = settlesOf(ops);
     const usage = USAGE_COLUMNS.map((column) => settles.map((op) => op.usage[column]));
     const holds = HOLD_COLUMNS.map((column) => holdsOf(ops).map((op) => op.hold[column]));

@@ -1,5 +1,5 @@
 // One float: a durable hold a process keeps for a key, which its calls take their holds from in
-// memory (text-floats.ts has the rules). What it knows: how much it holds, how much its settled
+// memory (floats.ts has the rules). What it knows: how much it holds, how much its settled
 // calls spent, how much its calls in flight reserved, and the spends not yet committed.
 
 export class TextFloat {

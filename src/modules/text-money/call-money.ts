@@ -1,0 +1,72 @@
+import type { Insertable } from 'kysely';
+import type { TextHoldsTable, UsageTable } from '../../db/types.ts';
+import type { CachedKey } from '../../lib/key-cache.ts';
+import type { TextUsage } from '../text/text.types.ts';
+import type { TextSettle } from './ops.ts';
+import type { TextFloat } from './float.ts';
+
+// Money for a synchronous call: hold the prompt plus the requested output before calling (402 if
+// the account or key cannot cover it), then settle at the counted tokens and give back the rest.
+// The call id (not the request id, which a client may choose) is the ledger `ref` of both rows and
+// the key of the call's open hold. Where the process has a float for the key (floats.ts), the
+// hold is taken from it in memory and the settlement is a spend of that float.
+
+export type TextOutcome = 'ok' | 'failed' | 'aborted' | 'lost';
+
+/** What a call asks to hold: `amount` is its prompt plus its maximum output at the model's price. */
+export interface HoldRequest {
+  key: Pick<CachedKey, 'id' | 'user_id' | 'unlimited'>;
+  model: string;
+  endpoint: 'native' | 'messages' | 'chat-completions';
+  requestId: string;
+  amount: number;
+}
+
+/** A call's open hold, as its `text_holds` row: what the settlement (or the sweeper) gives back from. */
+export type HeldCall = Insertable<TextHoldsTable>;
+
+/** A call's money: its own hold, or its part of this process's float (the row is then never written). */
+export interface CallMoney {
+  hold: HeldCall;
+  float?: TextFloat;
+}
+
+export function heldCall(request: HoldRequest): HeldCall {
+  const { key } = request;
+  return {
+    // A call taken from a float writes no row of its own: only a call that holds alone needs an id.
+    call_id: '',
+    user_id: key.user_id,
+    key_id: key.id,
+    key_limited: key.unlimited !== 1 ? 1 : 0,
+    amount: request.amount,
+    model: request.model,
+    endpoint: request.endpoint,
+    request_id: request.requestId,
+    created_at: Date.now(),
+  };
+}
+
+/** A ledger movement of a `text_holds` row (built whole: a spread that adds a key costs ~1 µs on Node 20). */
+export const movementOf = (hold: HeldCall, amount: number, note?: string) => ({ userId: hold.user_id, keyId: hold.key_id, keyLimited: hold.key_limited === 1, amount, ref: hold.call_id, note });
+
+/** A call's usage row (for the console and the per-call charges). */
+export function usageRow(hold: HeldCall, cost: number, usage: TextUsage, status: TextOutcome): Insertable<UsageTable> {
+  return {
+    user_id: hold.user_id,
+    key_id: hold.key_id,
+    model: hold.model,
+    endpoint: hold.endpoint,
+    request_id: hold.request_id,
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    cost,
+    status,
+    created_at: Date.now(),
+  };
+}
+
+/** The settlement of a call that held alone: the unused part of its hold back, and its usage row. */
+export function settleOp(hold: HeldCall, cost: number, usage: TextUsage, status: TextOutcome): TextSettle {
+  return { kind: 'settle', callId: hold.call_id, movement: movementOf(hold, hold.amount - cost, `text ${status}`), usage: usageRow(hold, cost, usage, status) };
+}

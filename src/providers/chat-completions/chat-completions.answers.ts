@@ -1,0 +1,30 @@
+// The chat-completions answers as the openai SDK types them (ChatCompletion, ChatCompletionChunk,
+// CompletionUsage; errors as {error: {message, type, code}}). Nothing checks one against these
+// shapes on the way in (JSON.parse hands back whatever came): every field is optional but usage's
+// two counts, which the SDK types as always there; the code still checks the type of each field
+// where a wrong one would matter.
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens?: number;
+}
+
+export interface ChatErrorBody {
+  message?: string;
+  type?: string;
+  code?: string | null;
+}
+
+/** POST /v1/chat/completions without streaming. */
+export interface ChatCompletion {
+  choices?: { message?: { content?: string | null; tool_calls?: unknown[] }; finish_reason?: string }[];
+  usage?: ChatUsage;
+}
+
+/** One `data:` event of a stream; the last carries only usage (stream_options.include_usage). */
+export interface ChatChunk {
+  choices?: { delta?: { content?: string | null; tool_calls?: unknown[] }; finish_reason?: string | null }[];
+  usage?: ChatUsage | null;
+  error?: ChatErrorBody;
+}

@@ -1,0 +1,39 @@
+// The messages API's answers and stream events as the vendor's SDK types them (Message,
+// RawMessageStreamEvent). Nothing checks one against these shapes on the way in (JSON.parse hands
+// back whatever came): every field is optional, and the code still checks the type of each field
+// where a wrong one would matter.
+
+export interface MessagesUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+}
+
+/** POST /v1/messages without streaming. */
+export interface MessagesAnswer {
+  id?: string;
+  model?: string;
+  content?: { type: string; text?: string }[];
+  /** end_turn, max_tokens, stop_sequence, tool_use, ... */
+  stop_reason?: string | null;
+  stop_sequence?: string | null;
+  usage?: MessagesUsage;
+}
+
+/** A content_block_delta's delta of type text_delta: its text is always there. */
+export interface TextDelta {
+  type: 'text_delta';
+  text: string;
+}
+
+/** One event of a stream: its `type` says which of the other fields it has. */
+export interface MessagesEvent {
+  type?: string;
+  /** message_start: the message so far (its id, model and input usage). */
+  message?: MessagesAnswer;
+  /** content_block_delta: {type: text_delta, text}; message_delta: {stop_reason, stop_sequence}. */
+  delta?: { type?: string; text?: string; stop_reason?: string | null; stop_sequence?: string | null };
+  /** message_delta: the output so far. */
+  usage?: MessagesUsage;
+  /** error: what went wrong. */
+  error?: { type?: string; message?: string };
+}
