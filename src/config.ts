@@ -1,4 +1,5 @@
 import os from 'node:os';
+import path from 'node:path';
 // Configuration is read once from the environment into a frozen object. An invalid value stops the
 // process at start with a message naming the variable, instead of failing later mid-request.
 
@@ -77,6 +78,21 @@ export interface Config {
     cancelWatchMs: number;
   };
   upstreamTimeoutMs: number;
+  /** Callers' reference files (image edits) downloaded to send upstream. */
+  references: {
+    /** REFERENCE_MEMORY_MB: bytes all downloads of this process hold in memory at once; beyond it they go to disk. */
+    memoryBytes: number;
+    /** Where downloads over the memory budget are spooled (a directory per process, removed at exit and at the next start). */
+    spoolDir: string;
+    /** One download's whole time, head to last byte. */
+    timeoutMs: number;
+    /** A download that moves fewer bytes than this per second over a window is given up. */
+    minBytesPerSecond: number;
+    windowMs: number;
+    /** Downloads one process runs at once, and per account: the rest of the worker slots stay free for other work. */
+    downloads: number;
+    downloadsPerAccount: number;
+  };
   /** A text call's hold still open after this long is one whose process died: it is given back. */
   textHoldMaxAgeMs: number;
   /**
@@ -217,6 +233,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     throw new ConfigError('ADMIN_TOKEN', 'must be at least 16 characters long');
   }
   const nodeEnv = str(env, 'NODE_ENV', 'development');
+  const workers = int(env, 'WORKERS', 16, 0, 1000);
   const config: Config = {
     port,
     // Loopback by default: the quick start prints a funded demo key. Deployments set HOST=0.0.0.0.
@@ -239,7 +256,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     http: httpTimeouts(env),
     dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 3000, 100, 600_000),
     keyCachePollMs: int(env, 'KEY_CACHE_POLL_MS', 500, 50, 60_000),
-    workers: int(env, 'WORKERS', 16, 0, 1000),
+    workers,
     pollWorkers: int(env, 'POLL_WORKERS', 256, 1, 10_000),
     jobLeaseMs: int(env, 'JOB_LEASE_MS', 30_000, 100, 3_600_000),
     jobPollMs: int(env, 'JOB_POLL_MS', 200, 5, 60_000),
@@ -271,6 +288,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       cancelWatchMs: int(env, 'UPSTREAM_CANCEL_WATCH_S', 172_800, 1, 7 * 86_400) * 1000,
     },
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 30_000, 100, 600_000),
+    references: references(env, workers),
     textHoldMaxAgeMs: int(env, 'TEXT_HOLD_MAX_AGE_S', 3600, 1, 7 * 86_400) * 1000,
     textFloatCalls: int(env, 'TEXT_FLOAT_CALLS', databaseUrl.startsWith('sqlite:') ? 32 : 0, 0, 10_000),
     textFloatIdleMs: int(env, 'TEXT_FLOAT_IDLE_MS', 2000, 10, 3_600_000),
@@ -294,6 +312,20 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     },
   };
   return Object.freeze(config);
+}
+
+function references(env: Env, workers: number): Config['references'] {
+  // Half the worker slots at most wait on callers' hosts, so a slow host never stalls the rest.
+  const downloads = int(env, 'REFERENCE_DOWNLOADS', Math.max(1, Math.floor(workers / 2)), 1, 10_000);
+  return {
+    memoryBytes: int(env, 'REFERENCE_MEMORY_MB', 256, 0, 1_000_000) * 1024 * 1024,
+    spoolDir: str(env, 'REFERENCE_SPOOL_DIR', path.join(os.tmpdir(), 'gateway-references')),
+    timeoutMs: int(env, 'REFERENCE_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    minBytesPerSecond: int(env, 'REFERENCE_MIN_BYTES_PER_S', 16 * 1024, 0, 1024 ** 3),
+    windowMs: int(env, 'REFERENCE_RATE_WINDOW_MS', 10_000, 100, 3_600_000),
+    downloads,
+    downloadsPerAccount: int(env, 'REFERENCE_DOWNLOADS_PER_ACCOUNT', Math.max(1, Math.ceil(downloads / 4)), 1, 10_000),
+  };
 }
 
 /** FILES_STORE=s3://<bucket>[/<prefix>] with the standard AWS variables; unset = the local FILES_DIR. */

@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Channel, Database } from '../db/types.ts';
 import type { Pricing } from '../modules/billing/pricing.ts';
 import type { TextProvider } from '../modules/text/text.types.ts';
+import type { FetchLimits } from './openai/openai.references.ts';
 import type { TaskProvider } from './types.ts';
 
 // What a channel type declares about itself: one entry per folder under src/providers/, listed once
@@ -16,6 +17,8 @@ export interface ProviderDeps {
   pricing: Pricing;
   /** For providers that map our ids to an upstream's (ModelArk's asset ids). */
   db?: Kysely<Database>;
+  /** The process's reference-download rules (memory budget, spool, download slots), shared by every channel type. */
+  references: FetchLimits;
   /** Our inbound URL for an upstream's callback about a task; undefined when upstream callbacks are off. */
   upstreamCallbackUrl?(taskId: string): string | undefined;
 }

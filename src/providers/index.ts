@@ -5,11 +5,13 @@ import type { TextProvider } from '../modules/text/text.types.ts';
 import type { Channel } from '../db/types.ts';
 import { CHANNEL_TYPES, channelType } from './registry.ts';
 import type { ProviderDeps } from './channel-type.ts';
+import { referenceLimits } from './reference-limits.ts';
 
 /** One task provider per channel type that has one; channels carry their own URL and secret per call. */
-export function createProviders(config: Readonly<Config>, pricing: Pricing, more: Omit<ProviderDeps, 'config' | 'pricing'> = {}) {
+export function createProviders(config: Readonly<Config>, pricing: Pricing, more: Omit<ProviderDeps, 'config' | 'pricing' | 'references'> = {}) {
   const byType = new Map<string, TaskProvider>();
-  for (const entry of CHANNEL_TYPES) if (entry.taskProvider) byType.set(entry.type, entry.taskProvider({ config, pricing, ...more }));
+  const references = referenceLimits(config);
+  for (const entry of CHANNEL_TYPES) if (entry.taskProvider) byType.set(entry.type, entry.taskProvider({ config, pricing, references, ...more }));
   return (type: string): TaskProvider | undefined => byType.get(type);
 }
 

@@ -74,6 +74,8 @@ export interface TaskCall {
   channel: Channel;
   /** The model name to send upstream (after the channel's mapping). */
   upstreamModel: string;
+  /** Aborted when the task's deadline passes: its downloads and upstream calls stop then. */
+  signal?: AbortSignal;
 }
 
 export interface TaskProvider {
@@ -90,6 +92,16 @@ export class UpstreamRejected extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/**
+ * The process already runs as many reference downloads as it allows (in all, or for this account):
+ * the task waits, submitted, and its job asks again after `waitMs` without holding a worker slot.
+ */
+export class ReferencesBusy extends Error {
+  constructor(readonly waitMs: number) {
+    super('reference downloads are busy');
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Task } from '../../db/types.ts';
-import { ChannelRefused, UpstreamRejected, type ProviderStep, type TaskCall } from '../../providers/types.ts';
+import { ChannelRefused, ReferencesBusy, UpstreamRejected, type ProviderStep, type TaskCall } from '../../providers/types.ts';
 import { getChannel } from '../channels/channels.repo.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import { admitted } from './admission.ts';
@@ -18,7 +18,14 @@ export type Handed = { call: TaskCall; result: ProviderStep } | Ending | { waitM
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-export async function submitToChannels(deps: TaskEngineDeps, task: Task): Promise<Handed> {
+/** How a task past its deadline ends (the sweeper's ending, and a submit cut off by the deadline). */
+export function deadlinePassed(task: Task): Ending {
+  const seconds = Math.round((task.deadline_at - task.created_at) / 1000);
+  return { state: 'failed', code: 'timeout', message: `The task did not finish within ${seconds} s` };
+}
+
+/** `signal` aborts at the task's deadline: the provider's downloads and calls stop, and the task ends as timed out. */
+export async function submitToChannels(deps: TaskEngineDeps, task: Task, signal?: AbortSignal): Promise<Handed> {
   const pinned = task.channel_id ? await getChannel(deps.db, task.channel_id) : undefined;
   const channels = pinned ? [pinned] : await deps.channels.candidates(task.model);
   if (channels.length === 0) return { state: 'failed', code: 'upstream_error', message: `No channel serves model ${task.model}` };
@@ -29,12 +36,15 @@ export async function submitToChannels(deps: TaskEngineDeps, task: Task): Promis
     if (!provider) return { state: 'failed', code: 'internal_error', message: `Unknown channel type ${channel.type}` };
     // Over the channel's max_in_flight the task waits, submitted, in submit order (admission.ts).
     if (!(await admitted(deps.db, channel, task))) return { waitMs: deps.admissionRetryMs ?? 1000 };
-    const call: TaskCall = { task, params, channel, upstreamModel: upstreamModel(channel, task.model) };
+    const call: TaskCall = { task, params, channel, upstreamModel: upstreamModel(channel, task.model), signal };
     try {
       const result = await provider.submit(call);
       await channelAccepted(deps.db, channel);
       return { call, result };
     } catch (err) {
+      // No download slot free: the job asks again later instead of waiting in its worker slot.
+      if (err instanceof ReferencesBusy) return { waitMs: err.waitMs };
+      if (signal?.aborted) return deadlinePassed(task);
       if (err instanceof ChannelRefused) await channelFailed(deps.db, channel.id, err.message, true);
       if (err instanceof UpstreamRejected) return { state: 'failed', code: err.code, message: err.message };
       lastError = err;

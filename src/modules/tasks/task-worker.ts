@@ -11,7 +11,7 @@ import { upstreamModel, type ChannelRouter } from '../channels/channels.service.
 import { getTask, overdueTasks, transition } from './tasks.repo.ts';
 import { endTask, type Ending } from './tasks.service.ts';
 import { DownloadFailed, storeResult, type ResultDeps } from './task-results.ts';
-import { submitToChannels } from './task-failover.ts';
+import { deadlinePassed, submitToChannels } from './task-failover.ts';
 import { cancelLateHandOver } from './upstream-cancel.ts';
 
 export interface TaskEngineDeps {
@@ -79,7 +79,8 @@ export function taskHandlers(deps: TaskEngineDeps): Record<'dispatch' | 'poll', 
       if (!isOpen(task)) return DONE;
       // Already handed over: the poll job was written in the same transaction as channel_id.
       if (task.status === 'processing' && task.channel_id) return DONE;
-      const handed = await submitToChannels(deps, task);
+      // The deadline stops the work too, not only the bill: downloads and upstream calls are aborted.
+      const handed = await submitToChannels(deps, task, AbortSignal.timeout(Math.max(1, task.deadline_at - Date.now())));
       if ('waitMs' in handed) return { retryAt: Date.now() + handed.waitMs };
       if ('state' in handed) return end(deps, task, handed);
       const { call, result } = handed;
@@ -124,9 +125,7 @@ export async function sweepDeadlines(deps: TaskEngineDeps, limit = 100): Promise
   const overdue = await overdueTasks(deps.db, Date.now(), limit);
   let ended = 0;
   for (const task of overdue) {
-    const seconds = Math.round((task.deadline_at - task.created_at) / 1000);
-    const ending: Ending = { state: 'failed', code: 'timeout', message: `The task did not finish within ${seconds} s` };
-    if (await endTask(deps.db, task, ending, deps.pricing, deps.onEnded)) {
+    if (await endTask(deps.db, task, deadlinePassed(task), deps.pricing, deps.onEnded)) {
       deps.afterEnded?.(task);
       ended++;
     }

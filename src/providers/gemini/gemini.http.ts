@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { getGlobalDispatcher } from 'undici';
 import type { Channel } from '../../db/types.ts';
 import { extraHeaders } from '../channel-type.ts';
@@ -18,7 +19,11 @@ export interface GeminiCall {
   /** After /v1beta, e.g. `/models/gemini-3-pro-image-preview:generateContent`. */
   path: string;
   body?: unknown;
+  /** A body too large to hold as one string (inline reference images), sent as it is produced. */
+  bodyStream?: () => Readable;
   timeoutMs: number;
+  /** The task's deadline: the call is abandoned when it aborts. */
+  signal?: AbortSignal;
 }
 
 /** The model's resource path: a mapping may name it with or without the `models/` prefix. */
@@ -42,7 +47,7 @@ export async function geminiCall(call: GeminiCall): Promise<unknown> {
   const headers: Record<string, string> = {
     ...extraHeaders(call.options),
     'x-goog-api-key': call.channel.secret ?? '',
-    ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
+    ...(call.body === undefined && !call.bodyStream ? {} : { 'content-type': 'application/json' }),
   };
   const response = await requestWhole(
     getGlobalDispatcher(),
@@ -51,11 +56,11 @@ export async function geminiCall(call: GeminiCall): Promise<unknown> {
       path: `${basePath}/v1beta${call.path}`,
       method: call.method,
       headers,
-      body: call.body === undefined ? undefined : JSON.stringify(call.body),
+      body: call.bodyStream ? call.bodyStream() : call.body === undefined ? undefined : JSON.stringify(call.body),
       headersTimeout: call.timeoutMs,
       bodyTimeout: call.timeoutMs,
     },
-    AbortSignal.timeout(call.timeoutMs + 1000),
+    call.signal ? AbortSignal.any([AbortSignal.timeout(call.timeoutMs + 1000), call.signal]) : AbortSignal.timeout(call.timeoutMs + 1000),
   );
   if (response.statusCode === 429 || response.statusCode >= 500) throw new Error(`the Gemini upstream answered ${response.statusCode}`);
   let json: { error?: GeminiError } | null;

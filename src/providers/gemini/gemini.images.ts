@@ -1,8 +1,8 @@
+import { Readable } from 'node:stream';
 import sharp from 'sharp';
-import type { Dispatcher } from 'undici';
 import { sniffExtension } from '../../blobs/content-types.ts';
 import type { ImageParams } from '../../modules/catalog/image-rules.ts';
-import { fetchReferences } from '../openai/openai.references.ts';
+import { fetchReferences, type FetchLimits, type ReferenceFile } from '../openai/openai.references.ts';
 import type { ProviderStep, TaskCall, TaskProvider } from '../types.ts';
 import { UpstreamRejected } from '../types.ts';
 import type { GenerateContentAnswer } from './gemini.answers.ts';
@@ -29,8 +29,8 @@ const imageSize = (resolution: string) => (resolution === '0.5k' ? '512' : resol
 const FORMATS = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
 
 export interface GeminiImagesDeps {
-  /** Fetches callers' reference URLs under the address rules. */
-  referenceDispatcher?: Dispatcher;
+  /** How callers' reference URLs are fetched: the process's shared rules. */
+  references: FetchLimits;
   /** Why a caller's URL may not be fetched (the callback address rules), or undefined when it may. */
   refuseReference(url: string): Promise<string | undefined>;
   timeoutMs(options: GeminiChannelOptions): number;
@@ -73,6 +73,32 @@ async function inFormat(bytes: Buffer, format: keyof typeof FORMATS, compression
   return sharp(bytes).toFormat(format, compression === undefined ? {} : { quality: Math.max(1, compression) }).toBuffer();
 }
 
+/** Base64 of a stream, piece by piece: each piece a whole number of 3-byte groups but the last. */
+async function* base64(bytes: Readable): AsyncGenerator<string> {
+  let rest: Buffer = Buffer.alloc(0);
+  for await (const chunk of bytes) {
+    const all = rest.length > 0 ? Buffer.concat([rest, chunk as Buffer]) : (chunk as Buffer);
+    const cut = all.length - (all.length % 3);
+    yield all.toString('base64', 0, cut);
+    rest = all.subarray(cut);
+  }
+  if (rest.length > 0) yield rest.toString('base64');
+}
+
+/**
+ * The generateContent body with the references inline, written as it is sent: the references are
+ * read from where they wait (a spool file for large ones) instead of being held as one JSON string.
+ */
+async function* requestBody(prompt: string, references: ReferenceFile[], generationConfig: unknown): AsyncGenerator<string> {
+  yield `{"contents":[{"role":"user","parts":[${JSON.stringify({ text: prompt })}`;
+  for (const reference of references) {
+    yield `,{"inlineData":{"mimeType":${JSON.stringify(reference.contentType)},"data":"`;
+    yield* base64(reference.stream());
+    yield '"}}';
+  }
+  yield `]}],"generationConfig":${JSON.stringify(generationConfig)}}`;
+}
+
 export class GeminiImages implements TaskProvider {
   constructor(private readonly deps: GeminiImagesDeps) {}
 
@@ -88,20 +114,20 @@ export class GeminiImages implements TaskProvider {
       const refused = url.startsWith('data:') ? undefined : await this.deps.refuseReference(url);
       if (refused) return { state: 'failed', code: 'task_failed', message: `${field} could not be used: ${refused}` };
     }
-    const references = await fetchReferences(urls, { dispatcher: this.deps.referenceDispatcher, timeoutMs });
-    const body = {
-      contents: [
-        {
-          role: 'user',
-          parts: [{ text: params.prompt }, ...references.map((r) => ({ inlineData: { mimeType: r.contentType, data: r.bytes.toString('base64') } }))],
-        },
-      ],
-      generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: params.size, imageSize: imageSize(params.resolution) } },
-    };
+    const references = await fetchReferences(urls, this.deps.references, { account: call.task.user_id, signal: call.signal });
+    const generationConfig = { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: params.size, imageSize: imageSize(params.resolution) } };
+    const bodyStream = () => Readable.from(requestBody(params.prompt, references.files, generationConfig));
     const path = `${modelPath(geminiModel(call))}:generateContent`;
-    const answers = await Promise.all(
-      Array.from({ length: params.n ?? 1 }, () => geminiCall({ channel, options, method: 'POST', path, body, timeoutMs }).then((answer) => readAnswer(answer as GenerateContentAnswer | null))),
-    );
+    let answers: Made[];
+    try {
+      answers = await Promise.all(
+        Array.from({ length: params.n ?? 1 }, () =>
+          geminiCall({ channel, options, method: 'POST', path, bodyStream, timeoutMs, signal: call.signal }).then((answer) => readAnswer(answer as GenerateContentAnswer | null)),
+        ),
+      );
+    } finally {
+      await references.release();
+    }
     const refused = answers.find((a) => a.refused);
     if (refused) return { state: 'failed', code: 'content_policy_violation', message: refused.refused! };
     const empty = answers.find((a) => !a.image);

@@ -1,8 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { request } from 'undici';
 import type { Channel } from '../../db/types.ts';
-import { systemResolver } from '../../modules/webhooks/target.ts';
-import { safeDispatcher } from '../../modules/webhooks/safe-dispatcher.ts';
 import { ExtraHeaders, extraHeaders, Options, defineChannelType } from '../channel-type.ts';
 import { IMAGE_TIMEOUT_MS, OPENAI_IMAGE_MODELS, OpenAIImages } from './openai.images.ts';
 import { OpenAIText } from './openai.text.ts';
@@ -40,19 +38,14 @@ export const openaiChannel = defineChannelType({
   baseUrl: 'required',
   options: OpenAIOptions,
   textProvider: (channel, options, config) => new OpenAIText(channel, config.upstreamTimeoutMs, headersOf(channel, options)),
-  taskProvider: ({ config }) =>
+  taskProvider: ({ config, references }) =>
     new OpenAIImages({
       connection(channel) {
         const options = optionsOf(channel);
         const timeoutMs = options.image_timeout_seconds ? options.image_timeout_seconds * 1000 : Math.max(IMAGE_TIMEOUT_MS, config.upstreamTimeoutMs);
         return { headers: headersOf(channel, options), timeoutMs };
       },
-      // Reference images are callers' URLs: fetched under the callback address rules.
-      references: {
-        dispatcher: safeDispatcher(systemResolver, config.files.fetchAllowPrivate, config.upstreamTimeoutMs),
-        allowPrivate: config.files.fetchAllowPrivate,
-        timeoutMs: config.upstreamTimeoutMs,
-      },
+      references,
     }),
   // One free, real call: the model the channel sends for its first image model (GET /v1/models/{model}).
   async test(probe) {

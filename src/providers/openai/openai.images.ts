@@ -24,7 +24,7 @@ export interface OpenAIConnection {
 export interface OpenAIImagesDeps {
   /** The channel's headers (its secret, organization, project, extra headers) and timeout. */
   connection(channel: Channel): OpenAIConnection;
-  /** How reference images and masks (caller URLs) are fetched. */
+  /** How reference images and masks (caller URLs) are fetched: the process's shared rules. */
   references: FetchLimits;
 }
 
@@ -40,15 +40,13 @@ export function imageFields(params: ImageParams, model: string, edit: boolean): 
   return fields;
 }
 
-// A view over the Buffer's memory (no copy), in the type Blob takes.
-const blobOf = (file: ReferenceFile) => new Blob([new Uint8Array(file.bytes.buffer as ArrayBuffer, file.bytes.byteOffset, file.bytes.length)], { type: file.contentType });
-
-function editForm(fields: Record<string, string | number>, images: ReferenceFile[], mask: ReferenceFile | undefined): FormData {
+// A spooled reference is a file-backed Blob: the form reads it from disk as it is sent.
+async function editForm(fields: Record<string, string | number>, images: ReferenceFile[], mask: ReferenceFile | undefined): Promise<FormData> {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.append(name, String(value));
   // `image[]` is how the SDK sends an array of files (internal/uploads.ts addFormValue).
-  images.forEach((file, i) => form.append('image[]', blobOf(file), `image-${i}.${file.extension}`));
-  if (mask) form.append('mask', blobOf(mask), `mask.${mask.extension}`);
+  for (const [i, file] of images.entries()) form.append('image[]', await file.blob(), `image-${i}.${file.extension}`);
+  if (mask) form.append('mask', await mask.blob(), `mask.${mask.extension}`);
   return form;
 }
 
@@ -75,11 +73,11 @@ function parse(text: string): ImagesAnswer | null | undefined {
   }
 }
 
-async function post(url: string, connection: OpenAIConnection, body: string | FormData): Promise<ImagesAnswer | null> {
+async function post(url: string, connection: OpenAIConnection, body: string | FormData, signal: AbortSignal | undefined): Promise<ImagesAnswer | null> {
   let response: Dispatcher.ResponseData;
   const headers = typeof body === 'string' ? { ...connection.headers, 'content-type': 'application/json' } : connection.headers;
   try {
-    response = await request(url, { method: 'POST', headers, body, headersTimeout: connection.timeoutMs, bodyTimeout: connection.timeoutMs });
+    response = await request(url, { method: 'POST', headers, body, signal, headersTimeout: connection.timeoutMs, bodyTimeout: connection.timeoutMs });
   } catch (err) {
     throw new Error(`upstream unreachable: ${(err as Error).message}`);
   }
@@ -116,13 +114,19 @@ export class OpenAIImages implements TaskProvider {
     const connection = this.deps.connection(channel);
     const urls: string[] = params.image_urls ?? [];
     if (urls.length === 0) {
-      return completed(await post(`${channel.base_url}/v1/images/generations`, connection, JSON.stringify(imageFields(params, model, false))));
+      return completed(await post(`${channel.base_url}/v1/images/generations`, connection, JSON.stringify(imageFields(params, model, false)), call.signal));
     }
     const wanted: [string, string][] = urls.map((url, i) => [`image_urls[${i}]`, url]);
     if (params.mask_url) wanted.push(['mask_url', params.mask_url]);
-    const files = await fetchReferences(wanted, this.deps.references);
-    const mask = params.mask_url ? files.pop() : undefined;
-    return completed(await post(`${channel.base_url}/v1/images/edits`, connection, editForm(imageFields(params, model, true), files, mask)));
+    const references = await fetchReferences(wanted, this.deps.references, { account: call.task.user_id, signal: call.signal });
+    try {
+      const files = [...references.files];
+      const mask = params.mask_url ? files.pop() : undefined;
+      const form = await editForm(imageFields(params, model, true), files, mask);
+      return completed(await post(`${channel.base_url}/v1/images/edits`, connection, form, call.signal));
+    } finally {
+      await references.release();
+    }
   }
 
   // Submit answers with the images: a poll only comes for a task handed over before a crash of an
