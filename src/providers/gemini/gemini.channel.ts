@@ -1,6 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { safeDispatcher } from '../../modules/webhooks/safe-dispatcher.ts';
-import { checkTarget, systemResolver } from '../../modules/webhooks/target.ts';
+import { checkTarget } from '../../modules/webhooks/target.ts';
 import { ExtraHeaders, extraHeaders, Options, type ChannelTypeEntry } from '../channel-type.ts';
 import type { GeminiModel } from './gemini.answers.ts';
 import { geminiCall, modelPath } from './gemini.http.ts';
@@ -27,9 +26,9 @@ export const geminiChannel: ChannelTypeEntry<typeof GeminiChannelOptions> = {
   baseUrl: 'required',
   options: GeminiChannelOptions,
   textProvider: (channel, options, config) => new GeminiText(channel, config.upstreamTimeoutMs, extraHeaders(options)),
-  taskProvider: ({ config }) =>
+  taskProvider: ({ config, references }) =>
     new GeminiImages({
-      referenceDispatcher: safeDispatcher(systemResolver, config.files.fetchAllowPrivate, config.upstreamTimeoutMs),
+      references,
       // FETCH_ALLOW_PRIVATE lifts the rules (tests, private deployments).
       refuseReference: async (url) => {
         if (config.files.fetchAllowPrivate) return undefined;
