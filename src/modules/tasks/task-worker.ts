@@ -5,6 +5,7 @@ import type { JobHandler, JobOutcome } from '../../jobs/runner.ts';
 import { enqueue } from '../../jobs/jobs.repo.ts';
 import type { ProviderStep, TaskCall, TaskProvider } from '../../providers/types.ts';
 import { UpstreamRejected } from '../../providers/types.ts';
+import { abortAfter } from '../../lib/abort-after.ts';
 import type { Pricing } from '../billing/pricing.ts';
 import { getChannel } from '../channels/channels.repo.ts';
 import { upstreamModel, type ChannelRouter } from '../channels/channels.service.ts';
@@ -80,7 +81,8 @@ export function taskHandlers(deps: TaskEngineDeps): Record<'dispatch' | 'poll', 
       // Already handed over: the poll job was written in the same transaction as channel_id.
       if (task.status === 'processing' && task.channel_id) return DONE;
       // The deadline stops the work too, not only the bill: downloads and upstream calls are aborted.
-      const handed = await submitToChannels(deps, task, AbortSignal.timeout(Math.max(1, task.deadline_at - Date.now())));
+      const deadline = abortAfter(task.deadline_at - Date.now());
+      const handed = await submitToChannels(deps, task, deadline.signal).finally(() => deadline.done());
       if ('waitMs' in handed) return { retryAt: Date.now() + handed.waitMs };
       if ('state' in handed) return end(deps, task, handed);
       const { call, result } = handed;

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { getGlobalDispatcher } from 'undici';
 import type { Channel } from '../../db/types.ts';
+import { abortAfter } from '../../lib/abort-after.ts';
 import { extraHeaders } from '../channel-type.ts';
 import { requestWhole } from '../upstream-whole.ts';
 import { ChannelRefused, UpstreamRejected } from '../types.ts';
@@ -49,6 +50,7 @@ export async function geminiCall(call: GeminiCall): Promise<unknown> {
     'x-goog-api-key': call.channel.secret ?? '',
     ...(call.body === undefined && !call.bodyStream ? {} : { 'content-type': 'application/json' }),
   };
+  const stop = abortAfter(call.timeoutMs + 1000, call.signal);
   const response = await requestWhole(
     getGlobalDispatcher(),
     {
@@ -60,8 +62,8 @@ export async function geminiCall(call: GeminiCall): Promise<unknown> {
       headersTimeout: call.timeoutMs,
       bodyTimeout: call.timeoutMs,
     },
-    call.signal ? AbortSignal.any([AbortSignal.timeout(call.timeoutMs + 1000), call.signal]) : AbortSignal.timeout(call.timeoutMs + 1000),
-  );
+    stop.signal,
+  ).finally(() => stop.done());
   if (response.statusCode === 429 || response.statusCode >= 500) throw new Error(`the Gemini upstream answered ${response.statusCode}`);
   let json: { error?: GeminiError } | null;
   try {

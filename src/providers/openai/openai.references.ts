@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
 import { contentTypeOf, sniffExtension, SNIFF_BYTES } from '../../blobs/content-types.ts';
 import { checkAddress } from '../../modules/webhooks/address-rules.ts';
+import { abortAfter } from '../../lib/abort-after.ts';
 import type { DownloadSlots } from '../reference-slots.ts';
 import type { HeldBytes, ReferenceStore } from '../reference-store.ts';
 import { ReferencesBusy, UpstreamRejected } from '../types.ts';
@@ -74,21 +75,23 @@ async function download(field: string, url: string, room: number, limits: FetchL
     const verdict = checkAddress(host, limits.allowPrivate);
     if (!verdict.ok) throw refused(field, `refused: ${verdict.reason}`);
   }
-  const deadline = AbortSignal.timeout(limits.timeoutMs);
-  const slow = new AbortController();
-  const aborted = AbortSignal.any(signal ? [deadline, slow.signal, signal] : [deadline, slow.signal]);
+  const deadline = abortAfter(limits.timeoutMs, signal);
+  let tooSlow = false;
   const limit = Math.min(REFERENCE_MAX_BYTES, room);
   const tooLarge = () => refused(field, limit < REFERENCE_MAX_BYTES ? 'all reference images together exceed 256 MB' : 'over 20 MB');
   // A host that sends a byte now and then would hold its slot until the deadline: each window must move enough.
   let moved = 0;
   const least = (limits.minBytesPerSecond * limits.windowMs) / 1000;
   const watch = setInterval(() => {
-    if (moved < least) slow.abort(new Error(`it arrived slower than ${limits.minBytesPerSecond} bytes/s`));
+    if (moved < least && !tooSlow) {
+      tooSlow = true;
+      deadline.abortNow();
+    }
     moved = 0;
   }, limits.windowMs);
   const collector = limits.store.collector();
   try {
-    const response = await request(url, { dispatcher: limits.dispatcher, signal: aborted, headersTimeout: limits.timeoutMs, bodyTimeout: limits.timeoutMs });
+    const response = await request(url, { dispatcher: limits.dispatcher, signal: deadline.signal, headersTimeout: limits.timeoutMs, bodyTimeout: limits.timeoutMs });
     if (response.statusCode !== 200) {
       response.body.destroy();
       throw refused(field, `its host answered ${response.statusCode}`);
@@ -109,12 +112,13 @@ async function download(field: string, url: string, room: number, limits: FetchL
   } catch (err) {
     await collector.discard();
     if (err instanceof UpstreamRejected) throw err;
-    if (deadline.aborted) throw refused(field, `it did not arrive within ${limits.timeoutMs / 1000} s`);
-    if (slow.signal.aborted) throw refused(field, (slow.signal.reason as Error).message);
+    if (tooSlow) throw refused(field, `it arrived slower than ${limits.minBytesPerSecond} bytes/s`);
+    if (deadline.timedOut()) throw refused(field, `it did not arrive within ${limits.timeoutMs / 1000} s`);
     if (signal?.aborted) throw refused(field, 'the task ended before it arrived');
     throw refused(field, (err as Error).message);
   } finally {
     clearInterval(watch);
+    deadline.done();
   }
 }
 
