@@ -137,3 +137,16 @@ describe('download slots', () => {
     await again.release();
   });
 });
+
+describe('a spool that cannot be written', () => {
+  it('fails the task naming the error code, never our paths', async () => {
+    const root = spoolRoot();
+    const blocked = path.join(root, 'not-a-dir');
+    fs.writeFileSync(blocked, 'x');
+    const rules = limits({ store: new ReferenceStore(0, blocked) });
+    const err = await fetchReferences([['image_urls[0]', `${images.url}/a?mb=1`]], rules, { account: 'a' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamRejected);
+    expect((err as Error).message).toMatch(/^image_urls\[0\] could not be used: the gateway could not spool it to disk \(E[A-Z]+\)$/);
+    expect((err as Error).message).not.toContain(root);
+  });
+});

@@ -57,9 +57,9 @@ export class ReferenceStore {
 
   spoolPath(): string {
     if (!this.dir) {
-      this.dir = path.join(this.spoolRoot, `${process.pid}-${randomBytes(4).toString('hex')}`);
-      fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      const dir = this.dir;
+      const dir = path.join(this.spoolRoot, `${process.pid}-${randomBytes(4).toString('hex')}`);
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+      this.dir = dir;
       process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
     }
     return path.join(this.dir, `ref-${++this.made}`);
@@ -108,15 +108,20 @@ export class Collector {
       this.chunks.push(chunk);
       return;
     }
-    if (!this.path) {
-      this.path = this.store.spoolPath();
-      this.file = await open(this.path, 'wx', 0o600);
-      for (const held of this.chunks) await this.file.write(held);
-      this.chunks = [];
-      this.store.give(this.taken);
-      this.taken = 0;
+    try {
+      if (!this.path) {
+        this.path = this.store.spoolPath();
+        this.file = await open(this.path, 'wx', 0o600);
+        for (const held of this.chunks) await this.file.write(held);
+        this.chunks = [];
+        this.store.give(this.taken);
+        this.taken = 0;
+      }
+      await this.file!.write(chunk);
+    } catch (err) {
+      // Named by its code only: the message of a file error carries our paths.
+      throw new Error(`the gateway could not spool it to disk (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     }
-    await this.file!.write(chunk);
   }
 
   /** The collected bytes; the collector is spent. */
