@@ -32,12 +32,15 @@ request, so what is written here is what the gateway accepts. The live document 
   one). Images, videos and avatar reviews are held at submit, settled when the task ends, and
   refunded in full when it fails; text calls hold their prompt plus \`max_tokens\` and settle on the
   counted tokens.
-- **Tasks** are answered at once with a task id; poll \`GET /v1/tasks/{id}\`, or pass \`webhook\` (a base
-  address; \`/callback\` is appended) to receive the finished task record once, signed with the
-  Standard Webhooks headers. Result links are this gateway's own signed \`/files/...\` links.
-- **Limits.** Requests per minute per key (\`RATE_LIMIT_RPM\` or the key's own), a request body of
-  \`BODY_LIMIT_BYTES\`, a whole request within \`REQUEST_TIMEOUT_MS\`, and the per-model limits that
-  each route's errors name (prompt lengths in characters, counts of reference files, durations).
+- **Tasks** are answered at once with a task id; poll \`GET /v1/tasks/{id}\` (or up to 100 at
+  once with \`GET /v1/tasks?ids=a,b,c\`), or pass \`webhook\` (a base address; \`/callback\` is
+  appended) to receive the finished task record once, signed with the Standard Webhooks headers.
+  Result links are this gateway's own signed \`/files/...\` links.
+- **Limits.** Requests per minute per key to the calls that spend (\`RATE_LIMIT_RPM\` or the key's
+  own) and, counted apart, to the reads (balances, task status, model lists: \`READ_RATE_LIMIT_RPM\`),
+  a request body of \`BODY_LIMIT_BYTES\`, a whole request within \`REQUEST_TIMEOUT_MS\`, and the
+  per-model limits that each route's errors name (prompt lengths in characters, counts of reference
+  files, durations).
 `;
 
 export async function apiDocument(): Promise<string> {

@@ -33,10 +33,13 @@ import { chatRoutes } from './modules/chat/chat.routes.ts';
 import { modelsRoutes } from './modules/models/models.routes.ts';
 import { documentModels } from './modules/models/models.openapi.ts';
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
+// A caller's x-request-id is kept only in a safe alphabet and starting with a letter or digit: it is
+// written to logs and to the usage export, where a leading `-`, `+`, `=` or `@` would be a formula.
+const REQUEST_ID = /^[A-Za-z0-9][\w.:-]{0,127}$/;
 
-// Unique across processes (a random prefix per process) and cheaper than a UUID per request.
-const REQUEST_ID_PREFIX = randomBytes(6).toString('base64url');
+// Unique across processes (a random prefix per process) and cheaper than a UUID per request; hex,
+// so a generated id starts with a letter or digit too.
+const REQUEST_ID_PREFIX = randomBytes(6).toString('hex');
 let requestCounter = 0;
 const nextRequestId = () => `${REQUEST_ID_PREFIX}-${(++requestCounter).toString(36)}`;
 

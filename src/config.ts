@@ -23,6 +23,8 @@ export interface Config {
   nodeEnv: string;
   demo: boolean;
   rateLimitRpm: number;
+  /** Requests per minute per key to the reads (balance, task status, models), counted apart from rateLimitRpm. */
+  readRateLimitRpm: number;
   billingUnit: BillingUnit;
   creditsPerUsd: number;
   bodyLimitBytes: number;
@@ -250,6 +252,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     nodeEnv,
     demo: bool(env, 'GATEWAY_DEMO', nodeEnv !== 'production'),
     rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1, 10_000_000),
+    readRateLimitRpm: int(env, 'READ_RATE_LIMIT_RPM', 30_000, 1, 10_000_000),
     billingUnit: oneOf(env, 'BILLING_UNIT', 'usd', ['usd', 'credits'] as const),
     creditsPerUsd: int(env, 'CREDITS_PER_USD', 1000, 1, 1_000_000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),

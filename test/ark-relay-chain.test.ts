@@ -56,7 +56,8 @@ async function chain(fakeTimes: { queuedMs: number; runningMs: number }, keyAtB:
   const dbB = await database();
   const dbA = await database();
   const gatewayEnv = { ADMIN_TOKEN, JOB_POLL_MS: '20', UPSTREAM_CALLBACKS: 'off' };
-  const b = await startGateway({ ...dbB.env, ...gatewayEnv, UPSTREAM_POLL_MS: '50', UPSTREAM_MAX_POLL_MS: '100', FILES_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'gw-chain-b-')) });
+  // READ_RATE_LIMIT_RPM 1: A's polls at B are limited by the key's own rate_limit_rpm, which a test lowers.
+  const b = await startGateway({ ...dbB.env, ...gatewayEnv, READ_RATE_LIMIT_RPM: '1', UPSTREAM_POLL_MS: '50', UPSTREAM_MAX_POLL_MS: '100', FILES_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'gw-chain-b-')) });
   const a = await startGateway({ ...dbA.env, ...gatewayEnv, RELAY_POLL_MS: '50', FILES_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'gw-chain-a-')) });
   const ark = await json('POST', `${b.url}/admin/channels`, adminHeaders, {
     name: 'modelark',

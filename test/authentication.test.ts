@@ -78,16 +78,20 @@ describe(`SPEC 5 authentication [${backendName}]`, () => {
 });
 
 describe(`SPEC 8 rate limits [${backendName}]`, () => {
+  // Calls that spend are limited by RATE_LIMIT_RPM; reads have their own budget (read-limits.test.ts).
+  // A submit the schema refuses is counted first: nothing is generated.
+  const spend = (auth: Record<string, string>) => t.app.inject({ method: 'POST', url: '/v1/images/generations', headers: auth, payload: { prompt: 42 } });
+
   it('RATE_LIMIT_RPM applies by default; 429 carries Retry-After and RateLimit-* headers', async () => {
     await awayFromRateWindowEdge();
     const account = await seedAccount(t.ctx, 1, { unlimited: true });
-    const first = await balance(account.auth);
+    const first = await spend(account.auth);
     expect(first.headers['ratelimit-limit']).toBe('3');
     expect(first.headers['ratelimit-remaining']).toBe('2');
     expect(Number(first.headers['ratelimit-reset'])).toBeGreaterThan(0);
-    await balance(account.auth);
-    await balance(account.auth);
-    const limited = await balance(account.auth);
+    await spend(account.auth);
+    await spend(account.auth);
+    const limited = await spend(account.auth);
     expect(limited.statusCode).toBe(429);
     expect(limited.json().error).toMatchObject({ code: 429, type: 'rate_limit_error' });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
@@ -97,9 +101,9 @@ describe(`SPEC 8 rate limits [${backendName}]`, () => {
   it("a key's rate_limit_rpm overrides the default; limits are per key", async () => {
     await awayFromRateWindowEdge();
     const roomy = await seedAccount(t.ctx, 1, { unlimited: true, rate_limit_rpm: 10 });
-    for (let i = 0; i < 10; i++) expect((await balance(roomy.auth)).statusCode).toBe(200);
-    expect((await balance(roomy.auth)).statusCode).toBe(429);
+    for (let i = 0; i < 10; i++) expect((await spend(roomy.auth)).statusCode).toBe(400);
+    expect((await spend(roomy.auth)).statusCode).toBe(429);
     const other = await seedAccount(t.ctx, 1, { unlimited: true });
-    expect((await balance(other.auth)).statusCode).toBe(200);
+    expect((await spend(other.auth)).statusCode).toBe(400);
   });
 });

@@ -83,7 +83,8 @@ describe.skipIf(!usingPostgres || !usingRedis)(`three processes on Postgres and 
   it('one per-key rate limit across the three, and a key deleted in one refused by the others within a second', async () => {
     const database = await freshDatabase();
     cleanups.push(() => database.drop());
-    const env = { ...database.env, REDIS_URL: process.env.REDIS_URL!, ADMIN_TOKEN, WORKERS: '0' };
+    // READ_RATE_LIMIT_RPM 1: the key's balance reads are limited by its own rate_limit_rpm (auth.ts).
+    const env = { ...database.env, REDIS_URL: process.env.REDIS_URL!, ADMIN_TOKEN, WORKERS: '0', READ_RATE_LIMIT_RPM: '1' };
     const trio = await Promise.all([startGateway(env), startGateway(env), startGateway(env)]);
     const user = await call('POST', `${trio[0]!.url}/admin/users`, adminHeaders, { name: 'trio', balance: 1 });
     const limited = await call('POST', `${trio[0]!.url}/admin/keys`, adminHeaders, { user_id: user.body.id, unlimited: true, rate_limit_rpm: 9 });

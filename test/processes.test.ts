@@ -11,7 +11,8 @@ let two: GatewayProcess;
 
 beforeAll(async () => {
   database = await freshDatabase();
-  const env = { ...database.env, ADMIN_TOKEN, WORKERS: '0', ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) };
+  // READ_RATE_LIMIT_RPM 1: a key's balance reads are limited by its own rate_limit_rpm (auth.ts).
+  const env = { ...database.env, ADMIN_TOKEN, WORKERS: '0', READ_RATE_LIMIT_RPM: '1', ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) };
   [one, two] = await Promise.all([startGateway(env), startGateway(env)]);
 }, 60_000);
 afterAll(async () => {

@@ -1,8 +1,9 @@
+import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { debit } from '../src/modules/billing/ledger.ts';
-import { usageRows } from '../src/modules/console/usage-export.ts';
+import { csvField, usageRows } from '../src/modules/console/usage-export.ts';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { freePort } from './support/gateway-process.ts';
 import { waitUntil } from './support/receiver.ts';
@@ -119,5 +120,69 @@ describe(`usage CSV [${backendName}]`, () => {
     expect(lines).toHaveLength(4);
     expect(lines.slice(1).every((l) => l.includes(account.keyId))).toBe(true);
     expect((await t.app.inject({ method: 'GET', url: '/console/api/usage.csv' })).statusCode).toBe(401);
+  });
+});
+
+describe(`usage CSV: cells a spreadsheet would run [${backendName}]`, () => {
+  it("key names and a caller's request id that start a formula come out as text; our numbers stay numbers", async () => {
+    const account = await seedAccount(t.ctx, 5);
+    const names = ['=HYPERLINK("http://evil.example","x")', '+cmd|\' /C calc\'!A0', '-2+3', '@SUM(1+1)', '\t=1+1', '\r=1+1'];
+    const keys: { id: string; key: string; name: string }[] = [];
+    for (const name of names) {
+      const created = await t.app.inject({ method: 'POST', url: '/admin/keys', headers: adminHeaders, payload: { user_id: account.user.id, name, unlimited: true } });
+      expect(created.statusCode).toBe(201);
+      keys.push({ ...created.json(), name });
+    }
+    // A request id the caller chose is kept only when it is safe; `-2-3` is replaced by one of ours.
+    const call = await t.app.inject({
+      method: 'POST',
+      url: '/v1/messages',
+      headers: { authorization: `Bearer ${keys[2]!.key}`, 'x-request-id': '-2-3' },
+      payload: { model: 'chatgen-4-haiku', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+    });
+    expect(call.statusCode).toBe(200);
+    expect(call.headers['x-request-id']).not.toBe('-2-3');
+    expect(call.headers['x-request-id']).toMatch(/^[A-Za-z0-9][\w.:-]*$/);
+    const kept = await t.app.inject({ method: 'GET', url: '/v1/models', headers: { authorization: `Bearer ${keys[0]!.key}`, 'x-request-id': 'trace.42:a-b_c' } });
+    expect(kept.headers['x-request-id']).toBe('trace.42:a-b_c');
+    for (const key of keys) {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { authorization: `Bearer ${key.key}` }, payload: { model: 'chatgen-4-haiku', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] } });
+      expect(res.statusCode).toBe(200);
+    }
+    await t.ctx.textMoney.flush();
+
+    const email = `${account.user.id.toLowerCase()}@example.com`;
+    await t.app.inject({ method: 'PUT', url: `/admin/users/${account.user.id}/console-credentials`, headers: adminHeaders, payload: { email, password: 'correct horse battery' } });
+    const session = await t.app.inject({ method: 'POST', url: '/console/api/session', payload: { email, password: 'correct horse battery' }, remoteAddress: '10.7.7.8' });
+    const cookie = String(session.headers['set-cookie']).split(';')[0]!;
+    for (const res of [
+      await t.app.inject({ method: 'GET', url: `/admin/usage.csv?user_id=${account.user.id}`, headers: adminHeaders }),
+      await t.app.inject({ method: 'GET', url: '/console/api/usage.csv', headers: { cookie } }),
+    ]) {
+      expect(res.statusCode).toBe(200);
+      const records: Record<string, string>[] = [];
+      for await (const record of Readable.from([res.body]).pipe(parse({ columns: true }))) records.push(record);
+      expect(records).toHaveLength(names.length + 1);
+      // No cell begins with a character that makes a spreadsheet evaluate it, except our numbers.
+      for (const record of records) {
+        for (const [column, cell] of Object.entries(record)) {
+          if (['input_tokens', 'output_tokens', 'cost'].includes(column)) expect(Number.isFinite(Number(cell))).toBe(true);
+          else expect(cell).not.toMatch(/^[=+\-@\t\r]/);
+        }
+      }
+      // Each name is still readable: the same text after the quote a spreadsheet hides.
+      for (const name of names) expect(records.some((r) => r.key_name === `'${name}`)).toBe(true);
+      expect(records.some((r) => r.id === '-2-3' || r.id === "'-2-3")).toBe(false);
+    }
+  });
+
+  it('a cell is quoted when it must be, and only text gets the leading quote', () => {
+    expect(csvField('=1+1')).toBe("'=1+1");
+    expect(csvField('-2,3')).toBe(`"'-2,3"`);
+    expect(csvField('\r=1')).toBe(`"'\r=1"`);
+    expect(csvField('a "b"')).toBe('"a ""b"""');
+    expect(csvField('plain')).toBe('plain');
+    expect(csvField(-1.5)).toBe('-1.5');
+    expect(csvField(0)).toBe('0');
   });
 });

@@ -68,6 +68,12 @@ export interface KeyGuardOptions {
   allowDeleted?: boolean;
   /** The model the call uses, checked against the key's `models` before any hold (key-policy.ts). */
   model?: ModelOf;
+  /**
+   * A read that spends nothing (balance, task status, the model list): counted against the key's
+   * read budget (READ_RATE_LIMIT_RPM), apart from its limit for calls that spend, so a client that
+   * polls many open tasks neither runs out of reads nor uses up the calls it pays for.
+   */
+  read?: boolean;
 }
 
 export type ModelOf = (request: FastifyRequest) => string | undefined;
@@ -100,10 +106,11 @@ export function keyGuard(ctx: AppContext, options: KeyGuardOptions = {}): preVal
     assertUsable(key, digest.bytes, options);
     if (key.policy) assertPolicy(key, request, options);
     request.apiKey = key;
+    const budget = budgetOf(ctx, key, options.read === true);
     // Counted in memory (one process without Redis) the limit needs no wait.
-    const decision = ctx.rateLimiter.hitNow?.(key.id, limitOf(ctx, key));
+    const decision = ctx.rateLimiter.hitNow?.(budget.counter, budget.limit);
     if (decision) applyRateLimit(decision, reply);
-    else await limitLater(ctx, key, request, reply);
+    else await limitLater(ctx, budget, request, reply);
   };
 }
 
@@ -127,14 +134,29 @@ function assertPolicy(key: CachedKey, request: FastifyRequest, options: KeyGuard
   if (model !== undefined && !modelAllowed(policy, model)) throw forbidden(`This API key may not use the model ${model}`);
 }
 
-const limitOf = (ctx: AppContext, key: CachedKey) => key.rate_limit_rpm ?? ctx.config.rateLimitRpm;
+interface Budget {
+  /** The limiter's counter: the key's id for calls that spend, `read:` and the id for reads. */
+  counter: string;
+  limit: number;
+}
+
+/**
+ * Calls that spend: the key's own `rate_limit_rpm`, else RATE_LIMIT_RPM. Reads: READ_RATE_LIMIT_RPM,
+ * or the key's own limit when an operator gave it a larger one.
+ */
+function budgetOf(ctx: AppContext, key: CachedKey, read: boolean): Budget {
+  const spend = key.rate_limit_rpm ?? ctx.config.rateLimitRpm;
+  return read
+    ? { counter: `read:${key.id}`, limit: Math.max(ctx.config.readRateLimitRpm, spend) }
+    : { counter: key.id, limit: spend };
+}
 
 /** The rate limit when it must wait (counted in Redis). */
-async function limitLater(ctx: AppContext, key: CachedKey, request: FastifyRequest, reply: FastifyReply) {
-  const limit = limitOf(ctx, key);
+async function limitLater(ctx: AppContext, { counter, limit }: Budget, request: FastifyRequest, reply: FastifyReply) {
+  const limiter = ctx.rateLimiter;
   let decision: RateDecision;
   try {
-    decision = ctx.rateLimiter.hitNow?.(key.id, limit) ?? (await ctx.rateLimiter.hit(key.id, limit));
+    decision = limiter.hitNow?.(counter, limit) ?? (await limiter.hit(counter, limit));
   } catch (err) {
     // A limiter outage must not take the paid API down with it: let the request through, loudly.
     request.log.warn({ err, reqId: request.id }, 'rate limiter unavailable; request allowed');

@@ -9,8 +9,10 @@ import { declareSurface } from '../../http/surface.ts';
 export function balanceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     declareSurface(app, { envelope: 'standard', keySources: ['bearer'] });
+    // Balance reads spend nothing: they count against the key's read budget (auth.ts).
     // A deleted key still reads its own record (200, success:false, SPEC 4.1), but nothing else.
-    const allowDeleted = keyGuard(ctx, { allowDeleted: true });
+    const allowDeleted = keyGuard(ctx, { allowDeleted: true, read: true });
+    const accountGuard = keyGuard(ctx, { read: true });
     const keySchema = {
       tags: ['balance'],
       summary: 'Balance of the calling API key',
@@ -30,7 +32,7 @@ export function balanceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       response: { 200: UserBalance, ...ErrorResponses },
     };
     for (const url of ['/v1/user/balance', '/user/balance']) {
-      app.get(url, { schema: userSchema, preValidation: keyGuard(ctx) }, (request) => userBalance(ctx, request.apiKey!.user_id));
+      app.get(url, { schema: userSchema, preValidation: accountGuard }, (request) => userBalance(ctx, request.apiKey!.user_id));
     }
   };
 }

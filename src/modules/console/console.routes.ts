@@ -18,7 +18,7 @@ import { listAttempts, rotateSigningSecret, signingSecret } from '../webhooks/we
 import * as S from './console.schemas.ts';
 import { accountSessionGuard } from './session-guard.ts';
 import { findCredentialsByUser } from './sessions.repo.ts';
-import { usageByKey } from './usage.repo.ts';
+import { keySpend } from './key-spend.ts';
 import { sendUsageCsv } from './usage-export.ts';
 import { keyLabels, refusedCallbacks, type KeyLabel } from './task-rows.repo.ts';
 import { declareSurface } from '../../http/surface.ts';
@@ -120,7 +120,7 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/console/api/usage', { schema: doc('Spend per key: text calls and tasks', { response: { 200: Type.Object({ data: Type.Array(S.KeyUsage) }) } }) },
       async (request) => {
         const id = userId(request);
-        const [usage, keys] = await Promise.all([usageByKey(ctx.db, id), accounts.findKeys(ctx, id)]);
+        const [usage, keys] = await Promise.all([keySpend(ctx.db, id), accounts.findKeys(ctx, id)]);
         const names = new Map(keys.map((k) => [k.id, k]));
         return {
           data: usage.map((u) => ({

@@ -13,44 +13,43 @@ export interface KeyUsage {
   task_cost: number;
 }
 
-/** What each of an account's keys has spent: text calls from the usage rows, tasks from their settled cost. */
-export async function usageByKey(db: Kysely<Database>, userId: string): Promise<KeyUsage[]> {
-  const [text, tasks] = await Promise.all([
-    db
-      .selectFrom('usage')
-      .select((eb) => [
-        'key_id',
-        eb.fn.countAll<number>().as('calls'),
-        eb.fn.sum<number>('input_tokens').as('input_tokens'),
-        eb.fn.sum<number>('output_tokens').as('output_tokens'),
-        eb.fn.sum<number>('cost').as('cost'),
-      ])
-      .where('user_id', '=', userId)
-      .groupBy('key_id')
-      .execute(),
-    db
-      .selectFrom('tasks')
-      .select((eb) => ['key_id', eb.fn.countAll<number>().as('count'), eb.fn.sum<number>(eb.fn.coalesce('cost', sql<number>`0`)).as('cost')])
-      .where('user_id', '=', userId)
-      .groupBy('key_id')
-      .execute(),
-  ]);
-  const byKey = new Map<string, KeyUsage>();
-  const entry = (keyId: string) => {
-    let found = byKey.get(keyId);
-    if (!found) byKey.set(keyId, (found = { key_id: keyId, text_calls: 0, input_tokens: 0, output_tokens: 0, text_cost: 0, tasks: 0, task_cost: 0 }));
-    return found;
-  };
-  for (const row of text) {
-    Object.assign(entry(row.key_id), {
-      text_calls: Number(row.calls),
-      input_tokens: Number(row.input_tokens ?? 0),
-      output_tokens: Number(row.output_tokens ?? 0),
-      text_cost: Number(row.cost ?? 0),
-    });
-  }
-  for (const row of tasks) Object.assign(entry(row.key_id), { tasks: Number(row.count), task_cost: Number(row.cost ?? 0) });
-  return [...byKey.values()];
+export interface TextSpend {
+  key_id: string;
+  calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost: number;
+}
+
+/**
+ * What each of an account's keys has spent on text calls with a usage row id above `afterId`, and
+ * the highest id summed (`afterId` when there is none). Usage rows are only ever inserted, so sums
+ * can be carried forward from one id on. The first sum reads the covering index alone
+ * (0014_key_spend_index). A later one (SQLite only: see key-spend.ts) seeks the ids after `afterId`
+ * in `usage_user`, which SQLite's planner would not pick over the covering index by itself.
+ */
+export async function textSpendByKey(db: Kysely<Database>, userId: string, afterId = 0): Promise<{ byKey: TextSpend[]; throughId: number }> {
+  const sums = sql`key_id, count(*) as calls, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens, sum(cost) as cost, max(id) as last_id`;
+  const query =
+    afterId > 0
+      ? sql<SpendRow>`select ${sums} from usage indexed by usage_user where user_id = ${userId} and id > ${afterId} group by key_id`
+      : sql<SpendRow>`select ${sums} from usage where user_id = ${userId} group by key_id`;
+  const { rows } = await query.execute(db);
+  const byKey = rows.map((r) => ({ key_id: r.key_id, calls: Number(r.calls), input_tokens: Number(r.input_tokens ?? 0), output_tokens: Number(r.output_tokens ?? 0), cost: Number(r.cost ?? 0) }));
+  return { byKey, throughId: rows.reduce((max, r) => Math.max(max, Number(r.last_id)), afterId) };
+}
+
+type SpendRow = { key_id: string; calls: number | string; input_tokens: number | string | null; output_tokens: number | string | null; cost: number | string | null; last_id: number | string };
+
+/** What each of an account's keys has spent on tasks (settled cost; a running task counts zero). */
+export async function taskSpendByKey(db: Kysely<Database>, userId: string): Promise<{ key_id: string; count: number; cost: number }[]> {
+  const rows = await db
+    .selectFrom('tasks')
+    .select((eb) => ['key_id', eb.fn.countAll<number>().as('count'), eb.fn.sum<number>(eb.fn.coalesce('cost', sql<number>`0`)).as('cost')])
+    .where('user_id', '=', userId)
+    .groupBy('key_id')
+    .execute();
+  return rows.map((r) => ({ key_id: r.key_id, count: Number(r.count), cost: Number(r.cost ?? 0) }));
 }
 
 export interface DayTotals {

@@ -45,7 +45,7 @@ export function modelsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/v1/models',
       {
-        preValidation: keyGuard(ctx),
+        preValidation: keyGuard(ctx, { read: true }),
         schema: { tags: ['text'], summary: 'The models this key may use (OpenAI and messages SDKs: models.list())', security: [{ bearer: [] }, { apiKey: [] }], response: { 200: ModelList, ...ErrorResponses } },
       },
       async (request) => {
@@ -56,7 +56,7 @@ export function modelsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/v1/models/:id',
       {
-        preValidation: keyGuard(ctx, { model: idParam }),
+        preValidation: keyGuard(ctx, { model: idParam, read: true }),
         schema: { tags: ['text'], summary: 'One model (models.retrieve())', security: [{ bearer: [] }, { apiKey: [] }], params: Type.Object({ id: Type.String({ maxLength: 200 }) }), response: { 200: ref, ...ErrorResponses } },
       },
       async (request) => {
@@ -69,7 +69,7 @@ export function modelsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/gemini/v1beta/models',
       {
         config: GEMINI_SURFACE,
-        preValidation: keyGuard(ctx),
+        preValidation: keyGuard(ctx, { read: true }),
         schema: { tags: ['text'], summary: 'The text models this key may use, as the Gemini API lists them', security: [{ bearer: [] }], querystring: Type.Object({}, { additionalProperties: true }) },
       },
       async (request) => ({ models: (await modelsForKey(ctx, request.apiKey!)).filter((m) => m.kind === 'text').map(geminiModel) }),

@@ -15,6 +15,11 @@ export async function getTask(db: Executor, id: string): Promise<Task | undefine
   return (await taskById(db, id))[0];
 }
 
+/** The account's own tasks among `ids` (another account's and unknown ids are not there), in no order. */
+export function getOwnTasks(db: Executor, userId: string, ids: string[]): Promise<Task[]> {
+  return db.selectFrom('tasks').selectAll().where('id', 'in', ids).where('user_id', '=', userId).execute();
+}
+
 /**
  * Compare-and-set: changes the task only while it is in one of `from`. Every state change goes
  * through here, so two workers (or a worker and the deadline sweeper) can never both win.
