@@ -39,7 +39,7 @@ beforeAll(async () => {
   const text = new Set(channels.flatMap((c) => c.models));
   await t.app.inject({ method: 'PATCH', url: `/admin/channels/${simulator.id}`, headers: adminHeaders, payload: { models: simulator.models.filter((m: string) => !text.has(m)) } });
   key = (await seedAccount(t.ctx, 1_000_000)).key;
-  gateway = await startGateway({ ...t.database.env, ADMIN_TOKEN, WORKERS: '0', RATE_LIMIT_RPM: '100000', STREAM_STALL_SECONDS: String(STALL_SECONDS) });
+  gateway = await startGateway({ ...t.database.env, ADMIN_TOKEN, WORKERS: '0', RATE_LIMIT_RPM: '100000', STREAM_STALL_SECONDS: String(STALL_SECONDS), LOG_LEVEL: 'info' });
 }, 60_000);
 afterAll(async () => {
   await stopAllGateways();
@@ -166,6 +166,11 @@ describe(`streams to callers that never read [${backendName}]`, () => {
     const deadline = Date.now() + (STALL_SECONDS + 15) * 1000;
     while (upstream.cancelled - before.cancelled < callers.length && Date.now() < deadline) await pause(200);
     expect(upstream.cancelled - before.cancelled).toBe(callers.length);
+    // Cut off as stalled (the log says why), not by some other limit.
+    const stalledLine = `read nothing of the stream for ${STALL_SECONDS} s`;
+    const logged = () => gateway.output().split(stalledLine).length - 1;
+    while (logged() < callers.length && Date.now() < deadline + 5000) await pause(200);
+    expect(logged()).toBe(callers.length);
     for (const socket of callers) socket.destroy();
   }, 90_000);
 });
