@@ -40,22 +40,24 @@ export function startSse(request: FastifyRequest, reply: FastifyReply, signal: R
   raw.on('close', () => {
     if (!raw.writableFinished) signal.abort(new ClientGone());
   });
+  // write() answers false for any write over the high-water mark, even one the socket took at once
+  // (a fast reader, a large read of the upstream forwarded): only bytes still buffered mean waiting.
+  const taken = (wrote: boolean) => wrote || raw.writableLength < raw.writableHighWaterMark;
   return {
     send(data, event) {
       if (raw.destroyed) return true;
-      return raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+      return taken(raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`));
     },
     write(parts) {
       if (raw.destroyed) return true;
-      if (parts.length === 1) return raw.write(parts[0]);
+      if (parts.length === 1) return taken(raw.write(parts[0]));
       raw.cork();
-      let taken = true;
-      for (const part of parts) taken = raw.write(part);
+      for (const part of parts) raw.write(part);
       raw.uncork();
-      return taken;
+      return taken(false);
     },
     drained() {
-      if (raw.destroyed || !raw.writableNeedDrain) return Promise.resolve();
+      if (raw.destroyed || raw.writableLength < raw.writableHighWaterMark) return Promise.resolve();
       return new Promise((resolve) => {
         const done = () => {
           clearTimeout(stalled);
