@@ -38,6 +38,8 @@ export interface Config {
     keepAliveTimeoutMs: number;
     /** A connection on which nothing moves either way (covers a waiting synchronous text call). */
     idleTimeoutMs: number;
+    /** A stream whose client takes none of the buffered events for this long is ended, its upstream call aborted. */
+    streamStallMs: number;
   };
   /** Postgres: how long to wait for a new connection before a request fails with 503. */
   dbConnectTimeoutMs: number;
@@ -221,6 +223,7 @@ function httpTimeouts(env: Env): Config['http'] {
     headersTimeoutMs: Math.min(int(env, 'HEADERS_TIMEOUT_MS', 20_000, 100, 3_600_000), requestTimeoutMs),
     keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
     idleTimeoutMs: int(env, 'IDLE_TIMEOUT_MS', 300_000, 1000, 3_600_000),
+    streamStallMs: int(env, 'STREAM_STALL_SECONDS', 300, 1, 86_400) * 1000,
   };
 }
 

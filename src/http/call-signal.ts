@@ -12,6 +12,15 @@ export class ClientGone extends Error {
   }
 }
 
+/** A streamed call's client that took none of the answer for too long: cut off like one that left. */
+export class ClientStalled extends ClientGone {
+  constructor(stallMs: number) {
+    super();
+    this.message = `The client read nothing of the stream for ${stallMs / 1000} s`;
+    this.name = 'ClientStalled';
+  }
+}
+
 export interface CallSignal {
   readonly aborted: boolean;
   readonly reason: unknown;

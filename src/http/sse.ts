@@ -1,13 +1,22 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ClientGone, RequestSignal } from './call-signal.ts';
+import { ClientGone, ClientStalled, RequestSignal } from './call-signal.ts';
 
 // Server-sent events written straight to the socket, each event flushed as it is produced.
 // The call's signal aborts when the client goes away, so the upstream call stops with it.
+// Backpressure: a write that leaves more than the socket's high-water mark buffered returns false,
+// and the producer awaits `drained()` before it pulls the next chunk from the upstream, so a caller
+// that reads slowly (or not at all) slows the upstream read instead of filling our memory.
 
 export interface SseStream {
-  send(data: unknown, event?: string): void;
+  /** False: the caller has not taken what is buffered yet; await `drained()` before producing more. */
+  send(data: unknown, event?: string): boolean;
   /** Whole events already encoded (a same-format upstream's, forwarded as they came), in one write. */
-  write(parts: Buffer[]): void;
+  write(parts: Buffer[]): boolean;
+  /**
+   * Resolves when the caller has taken the buffered bytes, or is gone. A caller that takes nothing
+   * for `stallMs` is cut off: the call's signal aborts (the upstream call stops) and the socket closes.
+   */
+  drained(): Promise<void>;
   end(): void;
 }
 
@@ -15,7 +24,7 @@ export interface SseStream {
  * `signal` (the call's, already given to the upstream call) aborts when the client goes away: a
  * RequestSignal, as an AbortController costs each stream its EventTarget machinery.
  */
-export function startSse(request: FastifyRequest, reply: FastifyReply, signal: RequestSignal): SseStream {
+export function startSse(request: FastifyRequest, reply: FastifyReply, signal: RequestSignal, stallMs: number): SseStream {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -31,17 +40,38 @@ export function startSse(request: FastifyRequest, reply: FastifyReply, signal: R
   raw.on('close', () => {
     if (!raw.writableFinished) signal.abort(new ClientGone());
   });
+  // write() answers false for any write over the high-water mark, even one the socket took at once
+  // (a fast reader, a large read of the upstream forwarded): only bytes still buffered mean waiting.
+  const taken = (wrote: boolean) => wrote || raw.writableLength < raw.writableHighWaterMark;
   return {
     send(data, event) {
-      if (raw.destroyed) return;
-      raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+      if (raw.destroyed) return true;
+      return taken(raw.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`));
     },
     write(parts) {
-      if (raw.destroyed) return;
-      if (parts.length === 1) return void raw.write(parts[0]);
+      if (raw.destroyed) return true;
+      if (parts.length === 1) return taken(raw.write(parts[0]));
       raw.cork();
       for (const part of parts) raw.write(part);
       raw.uncork();
+      return taken(false);
+    },
+    drained() {
+      if (raw.destroyed || raw.writableLength < raw.writableHighWaterMark) return Promise.resolve();
+      return new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(stalled);
+          raw.off('drain', done);
+          raw.off('close', done);
+          resolve();
+        };
+        const stalled = setTimeout(() => {
+          signal.abort(new ClientStalled(stallMs));
+          raw.destroy();
+        }, stallMs);
+        raw.on('drain', done);
+        raw.on('close', done);
+      });
     },
     end() {
       if (!raw.destroyed) raw.end();
@@ -51,7 +81,7 @@ export function startSse(request: FastifyRequest, reply: FastifyReply, signal: R
 
 /** How a stream that ended early is logged: a client that left is information, anything else a warning. */
 export function logStreamEnd(request: FastifyRequest, err: unknown): void {
-  if (err instanceof ClientGone) request.log.info({ reqId: request.id }, 'client left during the stream');
+  if (err instanceof ClientGone) request.log.info({ reqId: request.id, reason: err.message }, 'client left during the stream');
   else request.log.warn({ err, reqId: request.id }, 'stream ended by an error');
 }
 

@@ -46,16 +46,19 @@ async function stream(ctx: AppContext, call: TextCall, id: string, includeUsage:
   // Routing, the hold and the upstream's first answer come before the first byte: their errors
   // still get a status code and the error envelope.
   const first = await chunks.next();
-  const events = startSse(request, reply, signal);
+  const events = startSse(request, reply, signal, ctx.config.http.streamStallMs);
   const created = Math.floor(Date.now() / 1000);
   const model = call.request.model;
   events.send(chatChunk(id, created, model, { role: 'assistant', content: '' }));
   try {
     for (let step = first; !step.done; step = await chunks.next()) {
       const chunk = step.value;
-      if (chunk.type === 'delta') events.send(chatChunk(id, created, model, { content: chunk.text }));
-      else if (chunk.type === 'tools') events.send(chatChunk(id, created, model, { tool_calls: chunk.calls }));
-      else if (chunk.type === 'end') {
+      // A caller that has not taken the last write yet holds the upstream read back (sse.ts).
+      if (chunk.type === 'delta') {
+        if (!events.send(chatChunk(id, created, model, { content: chunk.text }))) await events.drained();
+      } else if (chunk.type === 'tools') {
+        if (!events.send(chatChunk(id, created, model, { tool_calls: chunk.calls }))) await events.drained();
+      } else if (chunk.type === 'end') {
         events.send(chatChunk(id, created, model, {}, chunk.finish));
         if (includeUsage) events.send(chatChunk(id, created, model, undefined, undefined, chunk.usage));
       }

@@ -88,20 +88,21 @@ async function stream(ctx: AppContext, call: TextCall, id: string, request: Fast
   // Routing, the hold and the upstream's first answer come before the first byte: their errors
   // still get a status code and the error envelope.
   const first = await chunks.next();
-  const events = startSse(request, reply, signal);
+  const events = startSse(request, reply, signal, ctx.config.http.streamStallMs);
   // A messages upstream's own events (message_start first) go out as they came; others are encoded here.
   const forwarding = !first.done && first.value.type === 'events';
   if (!forwarding) for (const [name, data] of streamEvents.start(id, call.request.model, promptTokens(call.request))) events.send(data, name);
   try {
     for (let step = first; !step.done; step = await chunks.next()) {
       const chunk = step.value;
+      // A caller that has not taken the last write yet holds the upstream read back (sse.ts).
       if (chunk.type === 'events') {
-        events.write(chunk.parts);
+        if (!events.write(chunk.parts)) await events.drained();
       } else if (forwarding) {
         continue;
       } else if (chunk.type === 'delta') {
         const [name, data] = streamEvents.delta(chunk.text);
-        events.send(data, name);
+        if (!events.send(data, name)) await events.drained();
       } else if (chunk.type === 'end') {
         for (const [name, data] of streamEvents.end(chunk.finish, chunk.stopSequence, chunk.usage.outputTokens)) events.send(data, name);
       }

@@ -74,9 +74,10 @@ async function stream(ctx: AppContext, call: TextCall, request: FastifyRequest, 
   const signal = new RequestSignal();
   const chunks = streamText(ctx, call, signal);
   const first = await chunks.next();
-  const events = startSse(request, reply, signal);
+  const events = startSse(request, reply, signal, ctx.config.http.streamStallMs);
   try {
-    for (let step = first; !step.done; step = await chunks.next()) events.send(chunkOf(call, step.value));
+    // A caller that has not taken the last write yet holds the upstream read back (sse.ts).
+    for (let step = first; !step.done; step = await chunks.next()) if (!events.send(chunkOf(call, step.value))) await events.drained();
   } catch (err) {
     logStreamEnd(request, err);
     events.send({ error: { code: 500, message: 'The stream was interrupted', status: 'INTERNAL' } });
