@@ -2,7 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readBounded, UpstreamAnswerCut } from '../src/providers/upstream-read.ts';
+import { TextUpstreamUnavailable } from '../src/modules/text/text.types.ts';
+import { sseData } from '../src/providers/upstream-http.ts';
+import { maxAnswerBytes, readBounded, setMaxAnswerBytes, UpstreamAnswerCut } from '../src/providers/upstream-read.ts';
 import { UpstreamRejected } from '../src/providers/types.ts';
 
 // The one reader of whole upstream answers, against a real local server: an answer over the cap
@@ -75,5 +77,35 @@ describe('readBounded', () => {
     await expect(readBounded(endless(), { maxBytes: 10 * 1024, deadlineMs: 5000 })).rejects.toMatchObject({ reason: 'too_large' });
     await waitFor(() => stopped);
     expect(stopped).toBe(true);
+  });
+
+  it("a stream's event that never ends is cut off at the process's cap (sseData), and the body is stopped", async () => {
+    const cap = maxAnswerBytes();
+    setMaxAnswerBytes(1024 * 1024);
+    let sent = 0;
+    let stopped = false;
+    async function* endlessEvent() {
+      try {
+        yield Buffer.from('data: {"ok":true}\n\ndata: "');
+        // 20 MiB of one event (a reader without a cap holds it all, then ends), then its end.
+        for (; sent < 20 * 1024 * 1024; sent += 64 * 1024) yield Buffer.alloc(64 * 1024, 'x');
+        yield Buffer.from('"\n\n');
+      } finally {
+        stopped = true;
+      }
+    }
+    try {
+      const seen: string[] = [];
+      const err = await (async () => {
+        for await (const data of sseData(endlessEvent())) seen.push(data.slice(0, 20));
+      })().catch((e) => e);
+      expect(seen).toEqual(['{"ok":true}']);
+      expect(err).toBeInstanceOf(TextUpstreamUnavailable);
+      expect(err.message).toMatch(/over 1048576 bytes/);
+      expect(sent).toBeLessThan(2 * 1024 * 1024);
+      expect(stopped).toBe(true);
+    } finally {
+      setMaxAnswerBytes(cap);
+    }
   });
 });
