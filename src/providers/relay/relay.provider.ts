@@ -2,7 +2,7 @@ import { request, type Dispatcher } from 'undici';
 import { upstreamRequest } from '../../modules/catalog/upstream-request.ts';
 import type { SubmitReceipt, TaskRecord } from '../../modules/tasks/tasks.schemas.ts';
 import { readBoundedText } from '../upstream-read.ts';
-import type { ProviderStep, TaskCall, TaskProvider } from '../types.ts';
+import type { AnyKindParams, ProviderStep, TaskCall, TaskProvider } from '../types.ts';
 import { UpstreamRejected } from '../types.ts';
 import { addressFree, neutralFailure, rehosted } from './relay.result.ts';
 
@@ -99,7 +99,7 @@ export class RelayProvider implements TaskProvider {
       const wait = Number.isFinite(err.retryAfterSeconds) ? err.retryAfterSeconds * 1000 : this.options.pollMs;
       return { state: 'pending', pollAt: Date.now() + Math.min(Math.max(wait, this.options.pollMs), 10 * this.options.pollMs) };
     }
-    if (record?.status === 'completed') return { state: 'completed', result: rehosted(record.result ?? {}) };
+    if (record?.status === 'completed') return { state: 'completed', result: rehosted(record.result ?? {}, task.params as AnyKindParams) };
     // Its failed record's result (links of its own, signed) is not passed on.
     if (record?.status === 'failed') return { state: 'failed', ...neutralFailure(record.error, hostOf(task.channel.base_url)) };
     const progress = typeof record?.progress === 'number' && Number.isInteger(record.progress) ? Math.min(99, record.progress) : undefined;

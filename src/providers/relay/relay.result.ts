@@ -15,8 +15,11 @@ const part = (url: unknown): Produced => ({ url: String(url) });
 const links = (group: FileGroup): Produced[] => (Array.isArray(group?.url) ? group.url.map(part) : []);
 const groups = (value: unknown): FileGroup[] | undefined => (Array.isArray(value) ? value : undefined);
 
-/** The upstream's result as SPEC's file groups only, each of its links a part to download and store. */
-export function rehosted(result: Record<string, unknown>): ProducedResult {
+/**
+ * The upstream's result as SPEC's file groups only, each of its links a part to download and store.
+ * A video group without a readable duration or resolution takes the task's own (`asked`).
+ */
+export function rehosted(result: Record<string, unknown>, asked: { duration?: number; resolution?: string }): ProducedResult {
   const out: ProducedResult = {};
   const images = groups(result.images);
   const audios = groups(result.audios);
@@ -28,8 +31,8 @@ export function rehosted(result: Record<string, unknown>): ProducedResult {
       const video: Video = {
         url: links(g),
         // Its duration and resolution as SPEC has them (an integer, a tier such as 720p), or none.
-        duration: Number.isInteger(g?.duration) ? (g!.duration as number) : 0,
-        resolution: typeof g?.resolution === 'string' && /^[0-9A-Za-z]{1,12}$/.test(g.resolution) ? g.resolution : '',
+        duration: Number.isInteger(g?.duration) ? (g!.duration as number) : (asked.duration ?? 0),
+        resolution: typeof g?.resolution === 'string' && /^[0-9A-Za-z]{1,12}$/.test(g.resolution) ? g.resolution : (asked.resolution ?? ''),
       };
       if (g?.last_frame_url) video.last_frame_url = part(g.last_frame_url);
       return video;
