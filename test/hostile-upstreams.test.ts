@@ -7,8 +7,8 @@ import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } f
 import { sendEndlessJson, type EndlessCount } from './support/endless-answer.ts';
 import { startFakeTaskUpstream, type FakeTaskUpstream } from './support/fake-task-upstream.ts';
 
-// Upstreams that attack the gateway: an answer that never ends (OpenAI images, a relay's task
-// record) is cut off at the configured cap, its task failing and refunded, the process's memory
+// Upstreams that attack the gateway: an answer that never ends (OpenAI images, ModelArk video, a
+// relay's task record) is cut off at the configured cap, its task failing and refunded, the process's memory
 // flat; and a relay's upstream shows nothing of itself (host, links, extra fields) to our caller.
 
 const MAX_ANSWER = 8 * 1024 * 1024;
@@ -24,6 +24,8 @@ async function startEndlessOpenAI() {
   const server = http.createServer((req, res) => {
     req.resume();
     if (req.method === 'POST' && req.url === '/v1/images/generations') return sendEndlessJson(res, '{"created":1,"data":[{"b64_json":"', '"}]}', endless);
+    // ModelArk's video API on the same host.
+    if (req.method === 'POST' && req.url === '/api/v3/contents/generations/tasks') return sendEndlessJson(res, '{"id":"cgt-1","note":"', '"}', endless);
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -39,7 +41,8 @@ async function addChannel(payload: Record<string, unknown>) {
 type Account = Awaited<ReturnType<typeof seedAccount>>;
 
 async function run(account: Account, model: string) {
-  const submit = await t.app.inject({ method: 'POST', url: '/v1/images/generations', headers: account.auth, payload: { model, prompt: 'a harbour', size: '1:1' } });
+  const [url, payload] = model.startsWith('vid') ? ['/v1/videos/generations', { model, prompt: 'a harbour' }] : ['/v1/images/generations', { model, prompt: 'a harbour', size: '1:1' }];
+  const submit = await t.app.inject({ method: 'POST', url, headers: account.auth, payload });
   expect(submit.statusCode).toBe(200);
   const id = submit.json().data[0].task_id;
   for (let i = 0; i < 2400; i++) {
@@ -58,6 +61,7 @@ beforeAll(async () => {
   t = await createTestApp({ UPSTREAM_MAX_ANSWER_BYTES: String(MAX_ANSWER), RELAY_POLL_MS: '20', RESULT_FETCH_RETRY_DELAYS: '0.05', TASK_DEADLINE_IMAGE_S: '60' }, undefined, { workers: true });
   await addChannel({ type: 'openai', base_url: openai.url, secret: 'sk-endless', models: ['imggen-2-official'] });
   await addChannel({ type: 'relay', base_url: relayUpstream.url, secret: 'sk-up', models: ['imggen-2'] });
+  await addChannel({ type: 'ark', base_url: openai.url, secret: 'ark-endless', models: ['vidgen-2.0'] });
 });
 afterAll(async () => {
   await t?.close();
@@ -76,6 +80,20 @@ describe(`an upstream answer that never ends is cut off at UPSTREAM_MAX_ANSWER_B
     expect(grown).toBeLessThan(150 * MiB);
     // Cut off near the cap, not read to the sender's end (400 MiB).
     expect(openai.endless.sent).toBeLessThan(100 * MiB);
+    expect(await used(account)).toBe(0);
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
+  it('ModelArk video: the task fails with upstream_error, refunded; the memory stays flat', async () => {
+    const account = await seedAccount(t.ctx, 50);
+    const sentBefore = openai.endless.sent;
+    const before = process.memoryUsage().rss;
+    const task = await run(account, 'vidgen-2.0');
+    const grown = process.memoryUsage().rss - before;
+    expect([task.status, task.error?.code]).toEqual(['failed', 'upstream_error']);
+    expect(task.error.message).toMatch(/answer was over 8388608 bytes/);
+    expect(grown).toBeLessThan(150 * MiB);
+    expect(openai.endless.sent - sentBefore).toBeLessThan(100 * MiB);
     expect(await used(account)).toBe(0);
     expect(await auditLedger(t.ctx.db)).toEqual([]);
   });
