@@ -178,6 +178,21 @@ describe(`ark channel: Seedream images through our provider [${backendName}]`, (
     }
   });
 
+  it('a result that is not an image (an HTML page labelled image/png) fails the task as upstream_error, charged nothing, nothing stored', async () => {
+    const account = await seedAccount(t.ctx, 5);
+    fake.servedInstead = Buffer.from('<!DOCTYPE html><html><body><h1>403 Forbidden</h1></body></html>');
+    try {
+      const task = await run(t, account, { model: 'imgart-5-0-pro', prompt: 'a kite that is a web page', size: '1:1', resolution: '2K' });
+      expect([task.status, task.error?.code]).toEqual(['failed', 'upstream_error']);
+      expect(task.error.message).toMatch(/not an image/);
+      expect(task.result).toBeUndefined();
+    } finally {
+      fake.servedInstead = undefined;
+    }
+    expect(await used(t, account)).toBe(0);
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
   it("each of Seedream's sensitive-content refusals fails the task with content_policy_violation and charges nothing", async () => {
     const account = await seedAccount(t.ctx, 5);
     const cases = [

@@ -168,6 +168,25 @@ describe(`gemini channel: images through our provider [${backendName}]`, () => {
     }
   });
 
+  it('an upstream that answers JPEG, no format asked: the bytes served are the upstream\'s, as image/jpeg (imgpro-3-preview and imgflash-3.1-preview)', async () => {
+    fake.format = 'jpeg';
+    try {
+      for (const model of ['imgpro-3-preview', 'imgflash-3.1-preview']) {
+        const task = await run(t, await seedAccount(t.ctx, 5), { model, prompt: 'as it comes', size: '1:1' });
+        expect(task.status).toBe('completed');
+        const link = new URL(task.result.images[0].url[0]);
+        const res = await t.app.inject({ method: 'GET', url: `${link.pathname}${link.search}` });
+        expect([res.statusCode, res.headers['content-type']]).toEqual([200, 'image/jpeg']);
+        expect(res.rawPayload.equals(fake.images.at(-1)!.bytes)).toBe(true);
+      }
+      // Asked for PNG, it is converted.
+      const asked = await run(t, await seedAccount(t.ctx, 5), { model: 'imgpro-3-preview', prompt: 'png please', size: '1:1', output_format: 'png' });
+      expect((await sharp(await download(t, asked.result.images[0].url[0])).metadata()).format).toBe('png');
+    } finally {
+      fake.format = undefined;
+    }
+  });
+
   it('output_format and output_compression: the image is re-encoded to the asked format', async () => {
     const task = await run(t, await seedAccount(t.ctx, 5), { model: 'imgflash-3.1-preview', prompt: 'jpeg please', size: '1:1', output_format: 'jpeg', output_compression: 40 });
     expect(task.status).toBe('completed');

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RequestSignal } from '../src/http/call-signal.ts';
+import { UpstreamAnswerCut } from '../src/providers/upstream-read.ts';
 import { requestWhole } from '../src/providers/upstream-whole.ts';
 
 // The dispatch handler that reads a non-streamed upstream answer whole, against a real local server.
@@ -28,6 +29,12 @@ beforeAll(async () => {
     if (req.url === '/big') {
       res.writeHead(200, { 'content-type': 'application/json' });
       const timer = setInterval(() => res.write('x'.repeat(1024)), 5);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
+    if (req.url === '/trickle') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const timer = setInterval(() => res.write(' '), 20);
       res.on('close', () => clearInterval(timer));
       return;
     }
@@ -60,6 +67,15 @@ describe('reading an upstream answer whole', () => {
   it('cuts off an answer over the size limit and closes its connection', async () => {
     const before = closedEarly;
     await expect(requestWhole(pool, get('/big'), new RequestSignal(), 16 * 1024)).rejects.toThrow(/over 16384 bytes/);
+    await waitFor(() => closedEarly > before);
+    expect(closedEarly).toBe(before + 1);
+  });
+
+  it('cuts off an answer that trickles past bodyTimeout in total (each byte well inside it) and closes its connection', async () => {
+    const before = closedEarly;
+    const err = await requestWhole(pool, { ...get('/trickle'), bodyTimeout: 300 }, new RequestSignal()).catch((e) => e);
+    expect(err).toBeInstanceOf(UpstreamAnswerCut);
+    expect(err.reason).toBe('too_slow');
     await waitFor(() => closedEarly > before);
     expect(closedEarly).toBe(before + 1);
   });

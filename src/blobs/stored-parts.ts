@@ -1,11 +1,14 @@
 import { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
 import { blobKey, BlobTooLarge, type BlobInfo, type BlobStore } from './blob-store.ts';
-import { contentTypeOf, SNIFF_BYTES, sniffExtension } from './content-types.ts';
+import { claimedKind, contentTypeOf, isKind, SNIFF_BYTES, sniffExtension, type MediaKind } from './content-types.ts';
 
 // Puts a result file into the store under `<expiry>-<name>.<ext>`, the extension (and so the
 // content type) read from the file's first bytes. Upstream URLs are streamed straight into the
 // store: never held whole in memory, cut off past `maxBytes`, retried on 5xx and connection errors.
+// A file must be what it stands as: an image's bytes an image (and so on), and a file whose header
+// names a kind of media must be that kind; anything else (an HTML error page labelled image/png) is
+// refused before it is stored, and its task fails.
 
 export interface StoreTarget {
   store: BlobStore;
@@ -13,6 +16,8 @@ export interface StoreTarget {
   /** [A-Za-z0-9_-]: unique per task and part, so a retry writes the same key again. */
   name: string;
   maxBytes: number;
+  /** What the file stands as in its result; its bytes must be one. */
+  kind?: MediaKind;
 }
 
 export interface DownloadOptions {
@@ -23,6 +28,22 @@ export interface DownloadOptions {
 
 /** A download that will not succeed (after its retries, or a 4xx, or too large): the task fails. */
 export class DownloadFailed extends Error {}
+
+/** The file's bytes are not the media it stands as. */
+export class NotTheClaimedMedia extends DownloadFailed {}
+
+/** The extension the bytes sniff as, once they are found to be what the target and `declared` say. */
+function checkedExtension(target: StoreTarget, head: Buffer, declared?: string): string {
+  const extension = sniffExtension(head);
+  const claimed = claimedKind(declared);
+  for (const kind of [target.kind, claimed]) {
+    if (kind && !isKind(extension, kind)) {
+      const what = extension === 'bin' ? 'not a known media format' : contentTypeOf(extension);
+      throw new NotTheClaimedMedia(`the upstream's file is not ${kind === 'audio' ? 'audio' : `an ${kind}`} (its bytes are ${what}${declared ? `, labelled ${declared.slice(0, 80)}` : ''})`);
+    }
+  }
+  return extension;
+}
 
 /** The first bytes of a stream, and a stream of all its bytes (those first ones included). */
 export async function peek(body: Readable, bytes = SNIFF_BYTES): Promise<{ head: Buffer; stream: Readable }> {
@@ -50,26 +71,30 @@ export async function peek(body: Readable, bytes = SNIFF_BYTES): Promise<{ head:
 }
 
 export async function storeBytes(target: StoreTarget, bytes: Buffer): Promise<BlobInfo> {
-  const extension = sniffExtension(bytes.subarray(0, SNIFF_BYTES));
+  const extension = checkedExtension(target, bytes.subarray(0, SNIFF_BYTES));
   const key = blobKey(target.expiresAt, target.name, extension);
   return target.store.put(key, bytes, { contentType: contentTypeOf(extension), maxBytes: target.maxBytes });
 }
 
-export async function storeStream(target: StoreTarget, body: Readable): Promise<BlobInfo> {
+/** `declared`: the Content-Type the file came with, if any. */
+export async function storeStream(target: StoreTarget, body: Readable, declared?: string): Promise<BlobInfo> {
   const { head, stream } = await peek(body);
-  const extension = sniffExtension(head);
+  const extension = checkedExtension(target, head, declared);
   const key = blobKey(target.expiresAt, target.name, extension);
   return target.store.put(key, stream, { contentType: contentTypeOf(extension), maxBytes: target.maxBytes });
 }
 
 class Retryable extends Error {}
 
+// The task's message says what failed by its code only: a connection error's text names the host.
+const reason = (err: unknown) => (typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : 'connection error');
+
 async function downloadOnce(target: StoreTarget, url: string, options: DownloadOptions): Promise<BlobInfo> {
   let response: Dispatcher.ResponseData;
   try {
     response = await request(url, { headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, dispatcher: options.dispatcher });
   } catch (err) {
-    throw new Retryable(`could not fetch the upstream file: ${(err as Error).message}`);
+    throw new Retryable(`could not fetch the upstream file (${reason(err)})`);
   }
   const { statusCode, headers, body } = response;
   if (statusCode >= 500 || statusCode === 429) {
@@ -86,12 +111,13 @@ async function downloadOnce(target: StoreTarget, url: string, options: DownloadO
     throw new DownloadFailed(`the upstream file is larger than ${target.maxBytes} bytes`);
   }
   try {
-    return await storeStream(target, body);
+    return await storeStream(target, body, typeof headers['content-type'] === 'string' ? headers['content-type'] : undefined);
   } catch (err) {
     body.destroy();
+    if (err instanceof DownloadFailed) throw err;
     if (err instanceof BlobTooLarge) throw new DownloadFailed(`the upstream file is larger than ${target.maxBytes} bytes`);
     // A cut connection or a stalled body: the whole file is fetched again.
-    throw new Retryable(`the upstream file could not be read: ${(err as Error).message}`);
+    throw new Retryable(`the upstream file could not be read (${reason(err)})`);
   }
 }
 

@@ -6,9 +6,11 @@ import type { Channel } from '../db/types.ts';
 import { CHANNEL_TYPES, channelType } from './registry.ts';
 import type { ProviderDeps } from './channel-type.ts';
 import { referenceLimits } from './reference-limits.ts';
+import { setMaxAnswerBytes } from './upstream-read.ts';
 
 /** One task provider per channel type that has one; channels carry their own URL and secret per call. */
 export function createProviders(config: Readonly<Config>, pricing: Pricing, more: Omit<ProviderDeps, 'config' | 'pricing' | 'references'> = {}) {
+  setMaxAnswerBytes(config.upstreamMaxAnswerBytes);
   const byType = new Map<string, TaskProvider>();
   const references = referenceLimits(config);
   for (const entry of CHANNEL_TYPES) if (entry.taskProvider) byType.set(entry.type, entry.taskProvider({ config, pricing, references, ...more }));
@@ -17,6 +19,7 @@ export function createProviders(config: Readonly<Config>, pricing: Pricing, more
 
 /** The text provider for a channel (the synchronous endpoints); upstream ones carry its URL, secret and options. */
 export function createTextProviders(config: Readonly<Config>) {
+  setMaxAnswerBytes(config.upstreamMaxAnswerBytes);
   const make = (channel: Channel): TextProvider | undefined => {
     const entry = channelType(channel.type);
     if (!entry?.textProvider || (entry.baseUrl === 'required' && !channel.base_url)) return undefined;

@@ -4,6 +4,7 @@ import type { Channel } from '../db/types.ts';
 import { TextUpstreamUnavailable, type TextChunk, type TextProvider, type TextRequest, type TextResult } from '../modules/text/text.types.ts';
 import type { CallSignal } from '../http/call-signal.ts';
 import { requestStreamed, type StreamedResponse } from './upstream-stream.ts';
+import { maxAnswerBytes, UpstreamAnswerCut } from './upstream-read.ts';
 import { requestWhole, type WholeResponse } from './upstream-whole.ts';
 
 // One keep-alive undici pool per upstream origin (undici is several times faster here than the
@@ -71,13 +72,20 @@ export async function postJsonWhole(call: UpstreamCall): Promise<WholeResponse> 
   return response;
 }
 
-/** Reads server-sent events from a response body: yields each `data:` payload. */
+/**
+ * Reads server-sent events from a response body: yields each `data:` payload. One event is held
+ * until it is whole, so an event over the process's cap on answers (upstream-read.ts) cuts the
+ * stream off: an upstream that never ends its event cannot fill the memory. Nothing of that event
+ * was forwarded, so before the first one another channel may still take the call.
+ */
 export async function* sseData(body: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
   // A read can end inside a multi-byte character: the decoder keeps its first bytes for the next.
   const decoder = new StringDecoder('utf8');
+  const cap = maxAnswerBytes();
   let buffer = '';
   for await (const chunk of body) {
     buffer += typeof chunk === 'string' ? chunk : decoder.write(chunk);
+    if (buffer.length > cap) throw new TextUpstreamUnavailable(new UpstreamAnswerCut('too_large', cap).message);
     let end: number;
     while ((end = buffer.indexOf('\n\n')) >= 0) {
       const event = buffer.slice(0, end);

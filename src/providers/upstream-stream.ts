@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { CallSignal } from '../http/call-signal.ts';
+import { readBoundedText } from './upstream-read.ts';
 
 // A streamed upstream answer through a small dispatch handler on the pool (as upstream-whole.ts
 // does for whole answers) instead of `request()`, which puts the body in a Node Readable whose
@@ -9,6 +10,8 @@ import type { CallSignal } from '../http/call-signal.ts';
 // HIGH_WATER unread bytes the connection is paused until the reader catches up.
 
 const HIGH_WATER = 256 * 1024;
+/** An answer read whole through `text()` (an error's body) must be over within this. */
+const TEXT_DEADLINE_MS = 30_000;
 const DONE: IteratorResult<Buffer> = { value: undefined, done: true };
 
 /** A streamed answer's body: read once, by `for await` (or whole, by `text()`). */
@@ -62,10 +65,9 @@ export class StreamedBody implements AsyncIterableIterator<Buffer> {
     return this;
   }
 
-  async text(): Promise<string> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of this) chunks.push(chunk);
-    return Buffer.concat(chunks).toString('utf8');
+  /** The rest, whole, under the process's cap on answers (upstream-read.ts). */
+  text(): Promise<string> {
+    return readBoundedText(this, { deadlineMs: TEXT_DEADLINE_MS });
   }
 
   /** Reads the rest and drops it (the connection stays usable). */

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { CallSignal } from '../http/call-signal.ts';
 import { badGateway } from '../http/errors.ts';
+import { maxAnswerBytes, UpstreamAnswerCut } from './upstream-read.ts';
 
 // A non-streamed upstream answer is read whole into memory by a small dispatch handler on the
 // same undici pool, instead of through `request()`: that builds an AsyncResource, a parsed header
@@ -46,10 +47,13 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   private size = 0;
   private abortConnection: ((reason?: Error) => void) | undefined;
   private readonly onAbort: () => void;
+  private deadline: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly signal: CallSignal,
     private readonly maxBytes: number,
+    /** The body's total deadline from its headers (the connection's body timeout is only between reads). */
+    private readonly bodyDeadlineMs: number | undefined,
     private readonly resolve: (response: WholeResponse) => void,
     private readonly reject: (err: unknown) => void,
   ) {
@@ -66,14 +70,18 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
 
   onHeaders(statusCode: number): boolean {
     // 1xx answers come before the real one.
-    if (statusCode >= 200) this.statusCode = statusCode;
+    if (statusCode < 200) return true;
+    this.statusCode = statusCode;
+    if (this.bodyDeadlineMs !== undefined && !this.deadline) {
+      this.deadline = setTimeout(() => this.abortConnection?.(new UpstreamAnswerCut('too_slow', this.bodyDeadlineMs!)), this.bodyDeadlineMs);
+    }
     return true;
   }
 
   onData(chunk: Buffer): boolean {
     this.size += chunk.length;
     if (this.size > this.maxBytes) {
-      this.abortConnection?.(new Error(`upstream answer over ${this.maxBytes} bytes`));
+      this.abortConnection?.(new UpstreamAnswerCut('too_large', this.maxBytes));
       return false;
     }
     this.chunks.push(chunk);
@@ -81,29 +89,30 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
-    this.signal.removeEventListener('abort', this.onAbort);
+    this.done();
     this.resolve(new WholeBody(this.statusCode, this.chunks));
   }
 
   onError(err: Error): void {
-    this.signal.removeEventListener('abort', this.onAbort);
+    this.done();
     this.reject(err);
+  }
+
+  private done(): void {
+    clearTimeout(this.deadline);
+    this.signal.removeEventListener('abort', this.onAbort);
   }
 }
 
 /**
- * A text answer, even one with inline images, is far below this; an upstream that sends more is
- * cut off rather than allowed to fill the process's memory.
+ * One request on `dispatcher`, its answer read whole under the process's cap on answers
+ * (upstream-read.ts) and, after its headers, within `options.bodyTimeout` in total. Rejects on
+ * connection errors, timeouts, aborts, and with UpstreamAnswerCut on an answer over `maxBytes` or late.
  */
-export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
-
-/**
- * One request on `dispatcher`, its answer read whole. Rejects on connection errors, timeouts,
- * aborts and an answer over `maxBytes`.
- */
-export function requestWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: CallSignal, maxBytes = MAX_ANSWER_BYTES): Promise<WholeResponse> {
+export function requestWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: CallSignal, maxBytes = maxAnswerBytes()): Promise<WholeResponse> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
-    dispatcher.dispatch(options, new WholeAnswer(signal, maxBytes, resolve, reject));
+    const deadline = typeof options.bodyTimeout === 'number' && options.bodyTimeout > 0 ? options.bodyTimeout : undefined;
+    dispatcher.dispatch(options, new WholeAnswer(signal, maxBytes, deadline, resolve, reject));
   });
 }

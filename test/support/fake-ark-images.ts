@@ -56,6 +56,8 @@ export interface FakeArk {
   downloads: number;
   /** 'down': 500 InternalServiceError; 'busy': 429. */
   mode: 'ok' | 'down' | 'busy';
+  /** Set: its storage serves this (an HTML error page, say) under `image/png` for every file link. */
+  servedInstead?: Buffer;
   close(): Promise<void>;
 }
 
@@ -169,6 +171,7 @@ export async function startFakeArk(key = 'fake-ark-key'): Promise<FakeArk> {
         const file = files.get(path.slice('/ark-content/'.length).split('?')[0]!);
         if (!file) return send(404, { error: { code: 'NoSuchKey', message: 'not found' } });
         fake.downloads++;
+        if (fake.servedInstead) return void res.writeHead(200, { 'content-type': 'image/png', 'content-length': fake.servedInstead.length }).end(fake.servedInstead);
         return void res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': file.length }).end(file);
       }
       const raw = Buffer.concat(chunks).toString('utf8');

@@ -52,6 +52,8 @@ export interface FakeGemini {
   mode: 'ok' | 'down' | 'busy';
   /** Reports this many output tokens per image instead of the table's. */
   outputTokens?: number;
+  /** The format it answers images in (Gemini chooses its own; PNG unless set). */
+  format?: 'png' | 'jpeg';
   close(): Promise<void>;
 }
 
@@ -118,7 +120,7 @@ function checkRequest(model: string, body: any): { ratio: string; size: string; 
   return { ratio, size, text, inputImages };
 }
 
-async function draw(ratio: string, size: string, seed: string): Promise<FakeGeminiImage> {
+async function draw(ratio: string, size: string, seed: string, format: 'png' | 'jpeg' = 'png'): Promise<FakeGeminiImage> {
   const [rw, rh] = ratio.split(':').map(Number) as [number, number];
   const side = SIZES[size]!;
   // The real service's sizes keep about side^2 pixels at the ratio; kept small here (a tenth) so tests stay quick.
@@ -126,7 +128,8 @@ async function draw(ratio: string, size: string, seed: string): Promise<FakeGemi
   const width = Math.max(16, Math.round(Math.sqrt((area * rw) / rh)));
   const height = Math.max(16, Math.round(area / width));
   const shade = createHash('sha256').update(seed).digest();
-  const bytes = await sharp({ create: { width, height, channels: 3, background: { r: shade[0]!, g: shade[1]!, b: shade[2]! } } }).png().toBuffer();
+  const image = sharp({ create: { width, height, channels: 3, background: { r: shade[0]!, g: shade[1]!, b: shade[2]! } } });
+  const bytes = await (format === 'jpeg' ? image.jpeg() : image.png()).toBuffer();
   return { bytes, width, height };
 }
 
@@ -175,12 +178,12 @@ export async function startFakeGemini(key = 'fake-gemini-key'): Promise<FakeGemi
     if (text.includes('[no-image]')) {
       return [200, { candidates: [{ content: { role: 'model', parts: [{ text: 'I can only describe it.' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: usage(9), ...base }];
     }
-    const image = await draw(ratio, size, `${text}:${served}`);
+    const image = await draw(ratio, size, `${text}:${served}`, fake.format);
     fake.images.push(image);
     const parts: unknown[] = [{ text: 'Here is your image.' }];
     // Gemini 3 Pro Image thinks in draft images first; they are marked and are not the answer.
     if (model === 'gemini-3-pro-image-preview') parts.unshift({ inlineData: { mimeType: 'image/png', data: (await draw('1:1', '512', 'draft')).bytes.toString('base64') }, thought: true });
-    parts.push({ inlineData: { mimeType: 'image/png', data: image.bytes.toString('base64') } });
+    parts.push({ inlineData: { mimeType: `image/${fake.format ?? 'png'}`, data: image.bytes.toString('base64') } });
     return [200, { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: usage(fake.outputTokens ?? FAKE_GEMINI_IMAGE_TOKENS[size]!, 40), ...base }];
   }
 

@@ -11,6 +11,8 @@ export interface ImageParams {
   resolution: string;
   n: number;
   output_format: ImageFormat;
+  /** The caller named output_format: an upstream that chooses its own format is then converted to it. */
+  format_asked?: true;
   output_compression?: number;
   quality?: string;
   background?: string;
@@ -70,6 +72,7 @@ export function normalizeImageRequest(body: ImageRequest): ImageParams {
   atMost('image_urls', body.image_urls, model.maxReferences);
   body.image_urls?.forEach((url, i) => mediaUrl(`image_urls[${i}]`, url, { allowAsset: false, allowData: true }));
   const params: ImageParams = { model: model.id, prompt: body.prompt, ...size(model, body.size, res), resolution: res, n, output_format: outputFormat };
+  if (body.output_format !== undefined) params.format_asked = true;
   if (body.output_compression !== undefined) params.output_compression = body.output_compression;
   if (body.image_urls?.length) params.image_urls = body.image_urls;
   if (model.official) Object.assign(params, officialFields(body));

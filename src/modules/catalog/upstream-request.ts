@@ -7,7 +7,7 @@ import type { VideoParams } from './video-rules.ts';
  * SPEC itself (relay channels): derived fields are dropped and renamed fields restored.
  */
 export function upstreamRequest(params: { model: string } & Partial<ImageParams & VideoParams>, upstreamModel: string): Record<string, unknown> {
-  const { width: _w, height: _h, ratio, audio, ...rest } = params;
+  const { width: _w, height: _h, format_asked: _asked, ratio, audio, ...rest } = params;
   const model = resolveModel(params.model);
   const body: Record<string, unknown> = { ...rest, model: upstreamModel };
   if (model?.kind === 'video') {

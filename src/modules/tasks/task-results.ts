@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { BlobInfo, BlobStore } from '../../blobs/blob-store.ts';
+import type { MediaKind } from '../../blobs/content-types.ts';
 import type { FileSigner } from '../../blobs/signed-urls.ts';
 import { DownloadFailed, storeBytes, storeDownload, storeStream, type StoreTarget } from '../../blobs/stored-parts.ts';
 import type { Task } from '../../db/types.ts';
@@ -29,20 +30,21 @@ export async function storeResult(deps: ResultDeps, task: Task, result: Produced
   if (!hasParts(result)) return result as TaskResult;
   const expiresAt = Math.floor(Date.now() / 1000) + (resultTtlSeconds(task.model) ?? deps.resultTtlSeconds);
   let index = 0;
-  const link = async (part: Produced): Promise<string> => {
+  // Each file is checked to be the kind of media its group holds (a video's last frame is an image).
+  const link = async (part: Produced, kind: MediaKind): Promise<string> => {
     if (typeof part === 'string') return part;
     if ('render' in part) return deps.signer.url({ spec: part.render, expiresAt });
-    const target: StoreTarget = { store: deps.store, expiresAt, name: `${task.id}-${index++}`, maxBytes: deps.maxBytes };
+    const target: StoreTarget = { store: deps.store, expiresAt, name: `${task.id}-${index++}`, maxBytes: deps.maxBytes, kind };
     return deps.signer.url({ key: (await storePart(deps, target, part)).key, expiresAt });
   };
-  const links = (parts: Produced[]) => sequential(parts, link);
+  const links = (parts: Produced[], kind: MediaKind) => sequential(parts, (part) => link(part, kind));
   const out: TaskResult = { ...result } as TaskResult;
-  if (result.images) out.images = await sequential(result.images, async (g) => ({ ...g, url: await links(g.url), expires_at: expiresAt }));
-  if (result.audios) out.audios = await sequential(result.audios, async (g) => ({ ...g, url: await links(g.url), expires_at: expiresAt }));
+  if (result.images) out.images = await sequential(result.images, async (g) => ({ ...g, url: await links(g.url, 'image'), expires_at: expiresAt }));
+  if (result.audios) out.audios = await sequential(result.audios, async (g) => ({ ...g, url: await links(g.url, 'audio'), expires_at: expiresAt }));
   if (result.videos) {
     out.videos = await sequential(result.videos, async (g) => {
-      const video = { ...g, url: await links(g.url), expires_at: expiresAt } as NonNullable<TaskResult['videos']>[number];
-      if (g.last_frame_url !== undefined) video.last_frame_url = await link(g.last_frame_url);
+      const video = { ...g, url: await links(g.url, 'video'), expires_at: expiresAt } as NonNullable<TaskResult['videos']>[number];
+      if (g.last_frame_url !== undefined) video.last_frame_url = await link(g.last_frame_url, 'image');
       return video;
     });
   }

@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import type { Channel } from '../../db/types.ts';
+import { readBoundedText } from '../upstream-read.ts';
 import { ChannelRefused, UpstreamRejected } from '../types.ts';
 import type { AssetAnswer, AssetResult } from './ark.answers.ts';
 import { signRequest, type Credentials } from './ark.signing.ts';
@@ -57,7 +58,7 @@ export async function assetsCall(library: AssetLibrary, action: string, body: Re
   const payload = JSON.stringify(body);
   const headers = signRequest(library.credentials, { method: 'POST', url, headers: { 'Content-Type': 'application/json' }, body: payload });
   const response = await request(url, { method: 'POST', headers, body: payload, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  const text = await response.body.text();
+  const text = await readBoundedText(response.body, { deadlineMs: timeoutMs });
   let json: AssetAnswer | null;
   try {
     json = JSON.parse(text);

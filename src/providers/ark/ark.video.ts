@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import type { VideoParams } from '../../modules/catalog/video-rules.ts';
+import { readBoundedText } from '../upstream-read.ts';
 import type { ProducedResult, ProviderStep, TaskCall } from '../types.ts';
 import { ChannelRefused, UpstreamRejected } from '../types.ts';
 import type { ArkErrorBody, ArkTaskRecord } from './ark.answers.ts';
@@ -54,7 +55,7 @@ export async function arkVideoCall(call: TaskCall, method: string, path: string,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
   });
-  const text = await response.body.text();
+  const text = await readBoundedText(response.body, { deadlineMs: timeoutMs });
   let json: { error?: ArkErrorBody } | null | undefined;
   try {
     json = text ? JSON.parse(text) : {};

@@ -67,9 +67,14 @@ function readAnswer(answer: GenerateContentAnswer | null): Made {
   return { ...made, image: Buffer.from(image, 'base64') };
 }
 
-/** The bytes in the asked format: Gemini chooses its own, so a differing one (or a compression) is re-encoded. */
-async function inFormat(bytes: Buffer, format: keyof typeof FORMATS, compression: number | undefined): Promise<Buffer> {
-  if (sniffExtension(bytes.subarray(0, 12)) === FORMATS[format] && compression === undefined) return bytes;
+/**
+ * Gemini chooses its own format. Its bytes are the result as they came unless the caller asked a
+ * format they are not in, or a compression: only then are they re-encoded.
+ */
+async function inFormat(bytes: Buffer, params: ImageParams): Promise<Buffer> {
+  const format = params.output_format;
+  const compression = params.output_compression;
+  if (compression === undefined && (!params.format_asked || sniffExtension(bytes.subarray(0, 12)) === FORMATS[format])) return bytes;
   return sharp(bytes).toFormat(format, compression === undefined ? {} : { quality: Math.max(1, compression) }).toBuffer();
 }
 
@@ -132,7 +137,7 @@ export class GeminiImages implements TaskProvider {
     if (refused) return { state: 'failed', code: 'content_policy_violation', message: refused.refused! };
     const empty = answers.find((a) => !a.image);
     if (empty) throw new UpstreamRejected('upstream_error', empty.noImage!);
-    const images = await Promise.all(answers.map((a) => inFormat(a.image!, params.output_format ?? 'png', params.output_compression)));
+    const images = await Promise.all(answers.map((a) => inFormat(a.image!, params)));
     const usage = answers.reduce((sum, a) => ({ inputTokens: sum.inputTokens + a.inputTokens, outputTokens: sum.outputTokens + a.outputTokens }), { inputTokens: 0, outputTokens: 0 });
     return { state: 'completed', result: { images: [{ url: images.map((bytes) => ({ bytes })) }] }, usage };
   }

@@ -1,6 +1,7 @@
 import { FormData, request, type Dispatcher } from 'undici';
 import type { Channel } from '../../db/types.ts';
 import type { ImageParams } from '../../modules/catalog/image-rules.ts';
+import { readBoundedText } from '../upstream-read.ts';
 import { ChannelRefused, UpstreamRejected, type Produced, type ProviderStep, type TaskCall, type TaskProvider } from '../types.ts';
 import type { ImagesAnswer } from './openai.answers.ts';
 import { fetchReferences, type FetchLimits, type ReferenceFile } from './openai.references.ts';
@@ -81,7 +82,7 @@ async function post(url: string, connection: OpenAIConnection, body: string | Fo
   } catch (err) {
     throw new Error(`upstream unreachable: ${(err as Error).message}`);
   }
-  const json = parse(await response.body.text());
+  const json = parse(await readBoundedText(response.body, { deadlineMs: connection.timeoutMs }));
   if (response.statusCode >= 400) {
     const error = json?.error ?? {};
     const message = typeof error.message === 'string' ? error.message : `upstream answered ${response.statusCode}`;

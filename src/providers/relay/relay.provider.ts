@@ -1,12 +1,15 @@
 import { request, type Dispatcher } from 'undici';
 import { upstreamRequest } from '../../modules/catalog/upstream-request.ts';
 import type { SubmitReceipt, TaskRecord } from '../../modules/tasks/tasks.schemas.ts';
-import type { Produced, ProducedResult, ProviderStep, TaskCall, TaskProvider } from '../types.ts';
+import { readBoundedText } from '../upstream-read.ts';
+import type { AnyKindParams, ProviderStep, TaskCall, TaskProvider } from '../types.ts';
 import { UpstreamRejected } from '../types.ts';
+import { addressFree, neutralFailure, rehosted } from './relay.result.ts';
 
 // The upstream is another gateway that speaks our own SPEC: submit, then poll its task record.
 // Its result files are downloaded into our store (its links expire on its terms and name its host):
-// the links we hand out are ours, with our lifetimes.
+// the links we hand out are ours, with our lifetimes. Nothing else of its records reaches our caller
+// but error codes and messages that name no address (relay.result.ts).
 
 const SUBMIT_PATH = { image: '/v1/images/generations', video: '/v1/videos/generations', avatar: '/v1/seedance2/private-avatar' };
 
@@ -18,8 +21,6 @@ interface Receipt {
 interface Polled {
   data?: Partial<TaskRecord>;
 }
-/** One file group of the upstream's result: its fields kept, its links replaced. */
-type FileGroup = { url?: unknown; expires_at?: unknown; last_frame_url?: unknown; [field: string]: unknown } | null | undefined;
 
 export interface RelayOptions {
   pollMs: number;
@@ -46,7 +47,7 @@ async function call(call: TaskCall, method: 'GET' | 'POST', path: string, option
     bodyTimeout: options.timeoutMs,
     dispatcher: options.dispatcher,
   });
-  const text = await response.body.text();
+  const text = await readBoundedText(response.body, { deadlineMs: options.timeoutMs });
   let json: { error?: { message?: unknown } } | null | undefined;
   try {
     json = JSON.parse(text);
@@ -60,7 +61,7 @@ async function call(call: TaskCall, method: 'GET' | 'POST', path: string, option
     throw new Error(`relay upstream answered ${response.statusCode}`);
   }
   if (response.statusCode >= 400) {
-    const message = typeof json?.error?.message === 'string' ? json.error.message : `upstream answered ${response.statusCode}`;
+    const message = addressFree(json?.error?.message, hostOf(channel.base_url)) ?? `upstream answered ${response.statusCode}`;
     throw new UpstreamRejected('upstream_error', `Upstream refused the task: ${message}`);
   }
   return json;
@@ -98,34 +99,18 @@ export class RelayProvider implements TaskProvider {
       const wait = Number.isFinite(err.retryAfterSeconds) ? err.retryAfterSeconds * 1000 : this.options.pollMs;
       return { state: 'pending', pollAt: Date.now() + Math.min(Math.max(wait, this.options.pollMs), 10 * this.options.pollMs) };
     }
-    if (record?.status === 'completed') return { state: 'completed', result: rehosted(record.result ?? {}) };
-    if (record?.status === 'failed') {
-      return {
-        state: 'failed',
-        code: String(record.error?.code || 'upstream_error'),
-        message: String(record.error?.message || 'Upstream task failed'),
-        result: record.result,
-      };
-    }
+    if (record?.status === 'completed') return { state: 'completed', result: rehosted(record.result ?? {}, task.params as AnyKindParams) };
+    // Its failed record's result (links of its own, signed) is not passed on.
+    if (record?.status === 'failed') return { state: 'failed', ...neutralFailure(record.error, hostOf(task.channel.base_url)) };
     const progress = typeof record?.progress === 'number' && Number.isInteger(record.progress) ? Math.min(99, record.progress) : undefined;
     return { state: 'pending', pollAt: Date.now() + this.options.pollMs, progress };
   }
 }
 
-/** The upstream's result with each of its file links turned into a part to download and store. */
-function rehosted(result: Record<string, unknown>): ProducedResult {
-  const part = (url: unknown): Produced => ({ url: String(url) });
-  const group = (g: FileGroup) => {
-    const { expires_at: _theirs, ...rest } = g ?? {};
-    return { ...rest, url: Array.isArray(g?.url) ? g.url.map(part) : [] };
-  };
-  const out: ProducedResult = { ...result };
-  if (Array.isArray(result.images)) out.images = result.images.map(group);
-  if (Array.isArray(result.audios)) out.audios = result.audios.map(group);
-  if (Array.isArray(result.videos)) {
-    // Its video groups carry their duration and resolution (SPEC's record), passed on unchecked as ever.
-    type Video = NonNullable<ProducedResult['videos']>[number];
-    out.videos = result.videos.map((v: FileGroup) => ({ ...group(v), ...(v?.last_frame_url ? { last_frame_url: part(v.last_frame_url) } : {}) }) as Video);
+function hostOf(baseUrl: string | null): string {
+  try {
+    return new URL(baseUrl ?? '').hostname;
+  } catch {
+    return '';
   }
-  return out;
 }
