@@ -12,6 +12,7 @@ import { migration as m0010 } from './0010_key_policies_balance_alerts.ts';
 import { migration as m0011 } from './0011_channel_options.ts';
 import { migration as m0012 } from './0012_channel_health.ts';
 import { migration as m0013 } from './0013_task_usage.ts';
+import { migration as m0014 } from './0014_usage_classes.ts';
 
 // Every migration in the order it runs. A name is stored in each database it ran on: never rename
 // one; a change is a new file with the next number, added at the end.
@@ -29,4 +30,5 @@ export const migrations: Record<string, DialectMigration> = {
   '0011_channel_options': m0011,
   '0012_channel_health': m0012,
   '0013_task_usage': m0013,
+  '0014_usage_classes': m0014,
 };
