@@ -59,7 +59,17 @@ const FINISH: Record<FinishReason, string> = { stop: 'stop', stop_sequence: 'sto
 
 export const completionId = () => newId('chatcmpl');
 
-export const chatUsage = (usage: TextUsage) => ({ prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens });
+/** The chat format counts cached tokens inside prompt_tokens and reasoning inside completion_tokens. */
+export function chatUsage(usage: TextUsage) {
+  const prompt = usage.input + usage.cache_read + usage.cache_write;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: usage.output,
+    total_tokens: prompt + usage.output,
+    ...(usage.cache_read > 0 ? { prompt_tokens_details: { cached_tokens: usage.cache_read } } : {}),
+    ...(usage.reasoning ? { completion_tokens_details: { reasoning_tokens: usage.reasoning } } : {}),
+  };
+}
 
 export function chatCompletion(id: string, model: string, text: string, finish: FinishReason, usage: TextUsage, toolCalls?: unknown[]) {
   return {

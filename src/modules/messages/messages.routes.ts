@@ -103,7 +103,7 @@ async function stream(ctx: AppContext, call: TextCall, id: string, request: Fast
         const [name, data] = streamEvents.delta(chunk.text);
         events.send(data, name);
       } else if (chunk.type === 'end') {
-        for (const [name, data] of streamEvents.end(chunk.finish, chunk.stopSequence, chunk.usage.outputTokens)) events.send(data, name);
+        for (const [name, data] of streamEvents.end(chunk.finish, chunk.stopSequence, chunk.usage)) events.send(data, name);
       }
     }
   } catch (err) {

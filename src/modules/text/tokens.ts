@@ -1,3 +1,4 @@
+import type { UsageClasses } from '../../core/usage.ts';
 import { countText } from './token-count.ts';
 import type { TextMessage, TextRequest } from './text.types.ts';
 
@@ -101,4 +102,26 @@ export const textTokens = (text: string) => countText(text);
 /** An upstream's token count when it is one (a non-negative integer); else undefined, and ours is used. */
 export function reportedTokens(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** What an upstream reported of a call's usage, class by class (a class it did not report is undefined). */
+export type ReportedUsage = Partial<UsageClasses>;
+
+/**
+ * A call's usage: each class the upstream reported, our count where it reported none: the prompt
+ * (less what it said was cached) and what was produced (text and tool-call arguments).
+ */
+export function usageOf(reported: ReportedUsage | undefined, request: Pick<TextRequest, 'system' | 'messages'>, produced: string | (() => string)): UsageClasses {
+  const cache_read = reported?.cache_read ?? 0;
+  const cache_write = reported?.cache_write ?? 0;
+  const input = reported?.input ?? Math.max(0, promptTokens(request) - cache_read - cache_write);
+  const output = reported?.output ?? textTokens(typeof produced === 'string' ? produced : produced());
+  return reported?.reasoning !== undefined ? { input, cache_read, cache_write, output, reasoning: reported.reasoning } : { input, cache_read, cache_write, output };
+}
+
+/** Later counts of a stream over earlier ones (a class an event does not report keeps its earlier count). */
+export function laterUsage(earlier: ReportedUsage | undefined, later: ReportedUsage): ReportedUsage {
+  const out: ReportedUsage = { ...earlier };
+  for (const [name, value] of Object.entries(later) as [keyof UsageClasses, number | undefined][]) if (value !== undefined) out[name] = value;
+  return out;
 }
