@@ -20,6 +20,11 @@ export interface TextRequest {
   temperature?: number;
   stopSequences?: string[];
   topP?: number;
+  /**
+   * What goes upstream besides system and messages, as text (a chat caller's tool definitions, tool
+   * turns, response_format): counted in the hold's estimate and the model's input limit.
+   */
+  promptExtra?: string;
   /** Fields of the caller's format that a same-format upstream receives unchanged. */
   passthrough?: Record<string, unknown>;
   /**
