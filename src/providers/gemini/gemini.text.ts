@@ -42,7 +42,7 @@ function toGemini(request: TextRequest) {
  * too); lines are normalized to LF for the SSE reader, and bytes decoded as a stream, so a character
  * split between two network chunks is not broken.
  */
-async function* lineFeeds(body: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+export async function* lineFeeds(body: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let carry = '';
   for await (const chunk of body) {

@@ -5,6 +5,7 @@ import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
 import { geminiClasses, type GenerateContentAnswer } from '../gemini/gemini.answers.ts';
+import { lineFeeds } from '../gemini/gemini.text.ts';
 
 // An upstream that speaks the native content/parts format: the caller's optional fields
 // (generationConfig, safetySettings, systemInstruction) pass through as they came. Answers may be
@@ -58,7 +59,8 @@ export class NativeText extends UpstreamText {
     let produced = '';
     let finish: FinishReason = 'stop';
     let usage: ReportedUsage | undefined;
-    for await (const raw of sseData(response.body)) {
+    // CRLF between events as the Gemini API writes them, or LF.
+    for await (const raw of sseData(lineFeeds(response.body))) {
       const parsed: NativeAnswer | null = JSON.parse(raw);
       const data = parsed?.data ?? parsed;
       const text = textOf(data);
