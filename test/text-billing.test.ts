@@ -206,6 +206,23 @@ describe(`the overrun [${backendName}]`, () => {
   });
 });
 
+describe(`counts of any size [${backendName}]`, () => {
+  it('3,000,000,000 input tokens are stored and charged in full', async () => {
+    messagesFake.usage = { input_tokens: 3_000_000_000, output_tokens: 5 };
+    try {
+      const account = await seedAccount(t.ctx, 10);
+      expect((await send('messages', 'chatgen-4-haiku', false, account.key)).statusCode).toBe(200);
+      await t.ctx.textMoney.flush();
+      const [row] = await usageRows(account.user.id, 1);
+      expect(row).toMatchObject({ status: 'ok', input_tokens: 3_000_000_000, cost: 2_400_000_020 });
+      expect((await balanceOf(account.key)).remain_balance).toBeCloseTo(10 - 2400.00002, 6);
+      expect(await auditLedger(t.ctx.db)).toEqual([]);
+    } finally {
+      messagesFake.usage = { input_tokens: 11, output_tokens: 3 };
+    }
+  });
+});
+
 describe(`prices [${backendName}]`, () => {
   it('a price table with an unknown field is a 400 naming it', async () => {
     const table = (await t.app.inject({ method: 'GET', url: '/admin/prices', headers: adminHeaders })).json();
@@ -244,15 +261,15 @@ describe(`cuts and callers that leave [${backendName}]`, () => {
   });
 
   it('a non-streamed caller that hangs up stops the upstream call and pays for the prompt it received', async () => {
-    messagesFake.delayMs = 2000;
+    messagesFake.delayMs = 5000;
     try {
       const account = await seedAccount(t.ctx, 10);
       const before = messagesFake.stopped;
       const controller = new AbortController();
       const { url, headers, body } = call('messages', 'chatgen-4-haiku', false, account.key);
       const answer = request(`${base}${url}`, { method: 'POST', headers, body: JSON.stringify({ ...body, messages: [{ role: 'user', content: 'word '.repeat(6000) }] }), signal: controller.signal });
-      const sent = messagesFake.requests.length;
-      for (let i = 0; i < 200 && messagesFake.requests.length === sent; i++) await new Promise((r) => setTimeout(r, 10));
+      const sent = messagesFake.received;
+      for (let i = 0; i < 200 && messagesFake.received === sent; i++) await new Promise((r) => setTimeout(r, 10));
       controller.abort();
       await expect(answer).rejects.toThrow();
       for (let i = 0; i < 200 && messagesFake.stopped === before; i++) await new Promise((r) => setTimeout(r, 10));
@@ -261,6 +278,30 @@ describe(`cuts and callers that leave [${backendName}]`, () => {
       expect(row).toMatchObject({ status: 'aborted', output_tokens: 0 });
       expect(row!.input_tokens).toBeGreaterThanOrEqual(6000);
       expect(row!.cost).toBeGreaterThan(0);
+    } finally {
+      messagesFake.delayMs = 0;
+    }
+  });
+
+  it('a streamed caller that leaves before the first token stops the upstream call and pays for the prompt', async () => {
+    messagesFake.delayMs = 5000;
+    try {
+      const account = await seedAccount(t.ctx, 10);
+      const before = messagesFake.stopped;
+      const controller = new AbortController();
+      const { url, headers, body } = call('chat', 'chatgen-4-haiku', true, account.key);
+      const answer = request(`${base}${url}`, { method: 'POST', headers, body: JSON.stringify({ ...body, messages: [{ role: 'user', content: 'word '.repeat(3000) }] }), signal: controller.signal });
+      const sent = messagesFake.received;
+      for (let i = 0; i < 200 && messagesFake.received === sent; i++) await new Promise((r) => setTimeout(r, 10));
+      controller.abort();
+      await answer.catch(() => undefined);
+      for (let i = 0; i < 200 && messagesFake.stopped === before; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(messagesFake.stopped).toBe(before + 1);
+      const [row] = await usageRows(account.user.id, 1);
+      expect(row).toMatchObject({ status: 'aborted', output_tokens: 0 });
+      expect(row!.input_tokens).toBeGreaterThanOrEqual(3000);
+      // Never the whole hold: the 16 output tokens it reserved were not produced.
+      expect(row!.cost).toBe(t.ctx.pricing.usageCost('chatgen-4-haiku', { input: row!.input_tokens, cache_read: 0, cache_write: 0, output: 0 }).total);
     } finally {
       messagesFake.delayMs = 0;
     }

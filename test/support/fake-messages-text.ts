@@ -30,6 +30,8 @@ export interface FakeMessagesText {
   mode: 'ok' | 'down';
   cut?: 'after-start';
   delayMs: number;
+  /** Calls whose whole request arrived (counted before `delayMs`). */
+  received: number;
   stopped: number;
   close(): Promise<void>;
 }
@@ -68,7 +70,7 @@ function check(fake: FakeMessagesText, body: any): string {
 }
 
 export async function startFakeMessagesText(key = 'sk-fake-messages-key', models = ['messages-fake-small']): Promise<FakeMessagesText> {
-  const fake = { key, models, requests: [], usage: { input_tokens: 11, output_tokens: 3 }, mode: 'ok', delayMs: 0, stopped: 0 } as unknown as FakeMessagesText;
+  const fake = { key, models, requests: [], usage: { input_tokens: 11, output_tokens: 3 }, mode: 'ok', delayMs: 0, received: 0, stopped: 0 } as unknown as FakeMessagesText;
   let served = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -76,49 +78,52 @@ export async function startFakeMessagesText(key = 'sk-fake-messages-key', models
     res.on('close', () => {
       if (!res.writableFinished) fake.stopped++;
     });
-    req.on('end', () => void later(fake.delayMs).then(() => {
-      if (res.destroyed) return;
-      const requestId = `req_fake${++served}`;
-      const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId }).end(JSON.stringify(body));
-      try {
-        let body: any;
+    req.on('end', () => {
+      fake.received++;
+      void later(fake.delayMs).then(() => {
+        if (res.destroyed) return;
+        const requestId = `req_fake${++served}`;
+        const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId }).end(JSON.stringify(body));
         try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          throw invalid('There was an error parsing the body of your request');
+          let body: any;
+          try {
+            body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            throw invalid('There was an error parsing the body of your request');
+          }
+          fake.requests.push({ path: req.url ?? '', headers: req.headers, body });
+          const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+          const given = req.headers['x-api-key'] ?? bearer;
+          if (!given) throw new Refusal(401, 'authentication_error', 'x-api-key header is required');
+          if (given !== fake.key) throw new Refusal(401, 'authentication_error', 'invalid x-api-key');
+          const version = req.headers['anthropic-version'];
+          if (version === undefined) throw invalid('anthropic-version: header is required');
+          if (!VERSION.test(String(version))) throw invalid(`anthropic-version: invalid version ${version}`);
+          if (req.method !== 'POST' || req.url !== '/v1/messages') throw new Refusal(404, 'not_found_error', 'Not Found');
+          if (fake.mode === 'down') throw new Refusal(529, 'overloaded_error', 'Overloaded');
+          const text = check(fake, body);
+          const id = `msg_fake${served}`;
+          if (!body.stream) {
+            return send(200, { id, type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: usageOf(fake) });
+          }
+          res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'request-id': requestId });
+          const event = (name: string, data: unknown) => res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+          event('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usageOf(fake), output_tokens: 1 } } });
+          // Once message_start is on the wire: the connection breaks.
+          if (fake.cut === 'after-start') return void res.write('', () => res.socket?.destroy());
+          event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+          event('ping', { type: 'ping' });
+          for (const word of text.split(/(?<= )/)) event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: word } });
+          event('content_block_stop', { type: 'content_block_stop', index: 0 });
+          event('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: fake.usage.output_tokens } });
+          event('message_stop', { type: 'message_stop' });
+          res.end();
+        } catch (err) {
+          if (!(err instanceof Refusal)) return send(500, { type: 'error', error: { type: 'api_error', message: String(err) } });
+          send(err.status, { type: 'error', error: { type: err.type, message: err.message } });
         }
-        fake.requests.push({ path: req.url ?? '', headers: req.headers, body });
-        const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
-        const given = req.headers['x-api-key'] ?? bearer;
-        if (!given) throw new Refusal(401, 'authentication_error', 'x-api-key header is required');
-        if (given !== fake.key) throw new Refusal(401, 'authentication_error', 'invalid x-api-key');
-        const version = req.headers['anthropic-version'];
-        if (version === undefined) throw invalid('anthropic-version: header is required');
-        if (!VERSION.test(String(version))) throw invalid(`anthropic-version: invalid version ${version}`);
-        if (req.method !== 'POST' || req.url !== '/v1/messages') throw new Refusal(404, 'not_found_error', 'Not Found');
-        if (fake.mode === 'down') throw new Refusal(529, 'overloaded_error', 'Overloaded');
-        const text = check(fake, body);
-        const id = `msg_fake${served}`;
-        if (!body.stream) {
-          return send(200, { id, type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: usageOf(fake) });
-        }
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'request-id': requestId });
-        const event = (name: string, data: unknown) => res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
-        event('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usageOf(fake), output_tokens: 1 } } });
-        // Once message_start is on the wire: the connection breaks.
-        if (fake.cut === 'after-start') return void res.write('', () => res.socket?.destroy());
-        event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-        event('ping', { type: 'ping' });
-        for (const word of text.split(/(?<= )/)) event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: word } });
-        event('content_block_stop', { type: 'content_block_stop', index: 0 });
-        event('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: fake.usage.output_tokens } });
-        event('message_stop', { type: 'message_stop' });
-        res.end();
-      } catch (err) {
-        if (!(err instanceof Refusal)) return send(500, { type: 'error', error: { type: 'api_error', message: String(err) } });
-        send(err.status, { type: 'error', error: { type: err.type, message: err.message } });
-      }
-    }));
+      });
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
