@@ -2,6 +2,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promptTokens, type UsageClasses } from '../src/core/usage.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
+import { usageCsv } from '../src/modules/console/usage-export.ts';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startFakeGeminiText, type FakeGeminiText } from './support/fake-gemini-text.ts';
 import { startFakeMessagesText, type FakeMessagesText } from './support/fake-messages-text.ts';
@@ -155,10 +156,17 @@ describe(`every token class, never capped [${backendName}]`, () => {
           output_cost: cost.output,
         });
       }
-      // Every call pays its full cost, and the books balance.
+      // Every call pays its full cost, the CSV's costs (and its classes' costs) sum to the used balance, and the books balance.
       await t.ctx.textMoney.flush();
       const { used_balance } = await balanceOf(account.key);
       expect(Math.round(used_balance * 1e6)).toBe(calls * cost.total);
+      const csv = (await usageCsv(t.ctx.db, { userId: account.user.id }, { billingUnit: 'usd', creditsPerUsd: 1000 }).toArray()).join('').trim().split('\r\n');
+      const header = csv[0]!.split(',');
+      const sum = (column: string) => csv.slice(1).reduce((total, row) => total + Math.round(Number(row.split(',')[header.indexOf(column)]) * 1e6), 0);
+      expect(csv).toHaveLength(calls + 1);
+      expect(sum('cost')).toBe(Math.round(used_balance * 1e6));
+      expect(['input_cost', 'cache_read_cost', 'cache_write_cost', 'output_cost'].reduce((total, c) => total + sum(c), 0)).toBe(sum('cost'));
+      expect(sum('cache_read_tokens') / 1e6).toBe(calls * expected.cache_read);
       expect(await auditLedger(t.ctx.db)).toEqual([]);
     });
   }
