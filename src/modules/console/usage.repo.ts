@@ -9,9 +9,16 @@ export interface KeyUsage {
   input_tokens: number;
   output_tokens: number;
   text_cost: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  /** Of text_cost, each token class's part (ledger units). */
+  text_cost_by_class: Record<TextCostClass, number>;
   tasks: number;
   task_cost: number;
 }
+
+export const TEXT_COST_CLASSES = ['input', 'cache_read', 'cache_write', 'output'] as const;
+export type TextCostClass = (typeof TEXT_COST_CLASSES)[number];
 
 /** What each of an account's keys has spent: text calls from the usage rows, tasks from their settled cost. */
 export async function usageByKey(db: Kysely<Database>, userId: string): Promise<KeyUsage[]> {
@@ -24,6 +31,12 @@ export async function usageByKey(db: Kysely<Database>, userId: string): Promise<
         eb.fn.sum<number>('input_tokens').as('input_tokens'),
         eb.fn.sum<number>('output_tokens').as('output_tokens'),
         eb.fn.sum<number>('cost').as('cost'),
+        eb.fn.sum<number>('cache_read_tokens').as('cache_read_tokens'),
+        eb.fn.sum<number>('cache_write_tokens').as('cache_write_tokens'),
+        eb.fn.sum<number>('input_cost').as('input_cost'),
+        eb.fn.sum<number>('cache_read_cost').as('cache_read_cost'),
+        eb.fn.sum<number>('cache_write_cost').as('cache_write_cost'),
+        eb.fn.sum<number>('output_cost').as('output_cost'),
       ])
       .where('user_id', '=', userId)
       .groupBy('key_id')
@@ -38,7 +51,7 @@ export async function usageByKey(db: Kysely<Database>, userId: string): Promise<
   const byKey = new Map<string, KeyUsage>();
   const entry = (keyId: string) => {
     let found = byKey.get(keyId);
-    if (!found) byKey.set(keyId, (found = { key_id: keyId, text_calls: 0, input_tokens: 0, output_tokens: 0, text_cost: 0, tasks: 0, task_cost: 0 }));
+    if (!found) byKey.set(keyId, (found = { key_id: keyId, text_calls: 0, input_tokens: 0, output_tokens: 0, text_cost: 0, cache_read_tokens: 0, cache_write_tokens: 0, text_cost_by_class: { input: 0, cache_read: 0, cache_write: 0, output: 0 }, tasks: 0, task_cost: 0 }));
     return found;
   };
   for (const row of text) {
@@ -47,6 +60,9 @@ export async function usageByKey(db: Kysely<Database>, userId: string): Promise<
       input_tokens: Number(row.input_tokens ?? 0),
       output_tokens: Number(row.output_tokens ?? 0),
       text_cost: Number(row.cost ?? 0),
+      cache_read_tokens: Number(row.cache_read_tokens ?? 0),
+      cache_write_tokens: Number(row.cache_write_tokens ?? 0),
+      text_cost_by_class: Object.fromEntries(TEXT_COST_CLASSES.map((c) => [c, Number(row[`${c}_cost`] ?? 0)])) as KeyUsage['text_cost_by_class'],
     });
   }
   for (const row of tasks) Object.assign(entry(row.key_id), { tasks: Number(row.count), task_cost: Number(row.cost ?? 0) });
