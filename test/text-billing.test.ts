@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promptTokens, type UsageClasses } from '../src/core/usage.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { usageCsv } from '../src/modules/console/usage-export.ts';
+import { imageTokens } from '../src/modules/text/image-tokens.ts';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startFakeGeminiText, type FakeGeminiText } from './support/fake-gemini-text.ts';
 import { startFakeMessagesText, type FakeMessagesText } from './support/fake-messages-text.ts';
@@ -211,6 +212,56 @@ describe(`the overrun [${backendName}]`, () => {
     expect({ remain: Number(key.quota_remain), used: Number(key.quota_used) }).toEqual({ remain: -9000, used: 10_000 });
     expect((await send('messages', 'chatgen-4-haiku', true, account.key)).statusCode).toBe(402);
     expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+});
+
+describe(`the hold counts everything sent upstream [${backendName}]`, () => {
+  const toolCall = (content: string, tools = false) => ({
+    model: 'chatgen-4-sonnet',
+    max_tokens: 16,
+    messages: [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content },
+    ],
+    ...(tools ? { tools: [{ type: 'function', function: { name: 'read', description: content, parameters: { type: 'object' } } }] } : {}),
+  });
+  const chat = (key: string, body: unknown) => post('/v1/chat/completions', { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body);
+
+  it('tool turns and tool definitions are held: $0.01 of quota cannot send 60,000 words of them', async () => {
+    const account = await seedAccount(t.ctx, 10, { quota: 0.01 });
+    const before = openaiFake.requests.length;
+    expect((await chat(account.key, toolCall('word '.repeat(60_000)))).statusCode).toBe(402);
+    expect((await chat(account.key, { ...toolCall('ok', true), tools: [{ type: 'function', function: { name: 'read', description: 'word '.repeat(60_000), parameters: { type: 'object' } } }] })).statusCode).toBe(402);
+    expect(openaiFake.requests.length).toBe(before);
+    // A small one goes through.
+    openaiFake.usage = { prompt_tokens: 40, completion_tokens: 2 };
+    expect((await chat(account.key, toolCall('ok'))).statusCode).toBe(200);
+  });
+
+  it('an image counts at the vendors\' rate for its size, not a flat 258', () => {
+    const png = (width: number, height: number) => {
+      const head = Buffer.alloc(33);
+      head.writeUInt32BE(0x89504e47, 0);
+      head.writeUInt32BE(0x0d0a1a0a, 4);
+      head.writeUInt32BE(13, 8);
+      head.write('IHDR', 12, 'latin1');
+      head.writeUInt32BE(width, 16);
+      head.writeUInt32BE(height, 20);
+      return head.toString('base64');
+    };
+    expect(imageTokens(png(200, 200))).toBe(258);
+    // 2000 x 2000: ~1,600 tokens on the messages API (scaled down), 9 tiles on the Gemini API.
+    expect(imageTokens(png(2000, 2000))).toBe(9 * 258);
+    expect(imageTokens(png(1092, 1092))).toBeGreaterThanOrEqual(1590);
+    expect(imageTokens('not an image')).toBeGreaterThanOrEqual(1500);
+  });
+
+  it("and they count against the model's input limit", async () => {
+    const account = await seedAccount(t.ctx, 100);
+    const res = await chat(account.key, toolCall('word '.repeat(250_000)));
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain('context window');
   });
 });
 

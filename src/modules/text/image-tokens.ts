@@ -1,10 +1,10 @@
 // What an image in a prompt costs in tokens, as the vendors count it: by its size, not a flat rate.
-// The messages API counts width x height / 750 after scaling the image to at most 1.15 megapixels
+// The messages API counts width x height / 750 after scaling the image to at most ~1.2 megapixels
 // (and 1568 pixels a side), ~1,600 tokens for a large image; the Gemini API 258 tokens a 768-pixel
 // tile. The hold takes the larger of the two; an image whose size cannot be read counts as the
 // largest the messages API bills. The settlement is what the upstream reports in any case.
 
-const MAX_PIXELS = 1_150_000;
+const MAX_PIXELS = 1_200_000;
 const MAX_SIDE = 1568;
 const PIXELS_PER_TOKEN = 750;
 const TILE = 768;
