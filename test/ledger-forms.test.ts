@@ -28,11 +28,11 @@ afterAll(() => t.close());
 const U = 1_000; // units per step: balances and amounts are small multiples, so batches overdraw often
 type Kind = 'hold' | 'charge' | 'overrun' | 'refund';
 type OpSpec = { kind: Kind; account: number; key: number; flip: boolean; amount: number; ghost: 'none' | 'account' | 'key' };
-type Spec = { accounts: { balance: number; keys: (number | null)[] }[]; ops: OpSpec[] };
+type Spec = { accounts: { balance: number; debt: number; keys: (number | null)[] }[]; ops: OpSpec[] };
 
 const spec: fc.Arbitrary<Spec> = fc.record({
   // Per account its balance and keys: null is an unlimited key, a number a limited key's quota.
-  accounts: fc.array(fc.record({ balance: fc.nat(12), keys: fc.array(fc.option(fc.nat(8), { nil: null }), { minLength: 1, maxLength: 2 }) }), { minLength: 1, maxLength: 3 }),
+  accounts: fc.array(fc.record({ balance: fc.nat(12), debt: fc.constantFrom(0, 0, 0, 1, 3, 15), keys: fc.array(fc.option(fc.nat(8), { nil: null }), { minLength: 1, maxLength: 2 }) }), { minLength: 1, maxLength: 3 }),
   ops: fc.array(
     fc.record({
       kind: fc.constantFrom<Kind>('hold', 'charge', 'overrun', 'refund'),
@@ -61,6 +61,11 @@ async function makeWorld(s: Spec): Promise<World> {
       world.label.set(key.id, `a${a}k${k}`);
     }
     world.keys.push(keys);
+    // An earlier overrun may have left the account, and its first key, below zero.
+    if (account.debt > 0) {
+      const movement = { userId: user.id, keyId: keys[0]!.id, keyLimited: keys[0]!.limited, amount: account.debt * U, ref: 'debt' };
+      await t.ctx.db.transaction().execute((trx) => applyMany(trx, [{ op: 'debit', kind: 'overrun', movement }]));
+    }
   }
   return world;
 }
@@ -108,7 +113,7 @@ const canonical = (world: World, rows: RowLike[]): Row[] =>
   );
 
 const ledgerOf = async (world: World) =>
-  canonical(world, await t.ctx.db.selectFrom('ledger').selectAll().where('user_id', 'in', world.users).where('kind', 'in', ['hold', 'charge', 'overrun', 'refund']).execute());
+  canonical(world, await t.ctx.db.selectFrom('ledger').selectAll().where('user_id', 'in', world.users).where('kind', 'in', ['hold', 'charge', 'overrun', 'refund']).where('ref', '!=', 'debt').execute());
 
 /**
  * The rules, written out on their own: per account in id order its refunds, then its debits one by
@@ -135,8 +140,10 @@ function model(world: World, ops: LedgerOp[], start: Funds) {
       if (sign < 0 && amount === 0) continue;
       const [account, key] = [at(userId), at(keyId)];
       const limited = Boolean(keyId && keyLimited);
-      if (!account || (!overrun && account.balance < sign * amount)) refused[i] = 'account';
-      else if (keyId && (!key || (!overrun && limited && key.remain < sign * amount))) refused[i] = 'key';
+      // Only a debit that is not an overrun asks its payers for money (a refund never does).
+      const asks = sign > 0 && !overrun;
+      if (!account || (asks && account.balance < amount)) refused[i] = 'account';
+      else if (keyId && (!key || (asks && limited && key.remain < amount))) refused[i] = 'key';
       if (refused[i]) continue;
       account!.balance -= sign * amount;
       account!.used += sign * amount;
