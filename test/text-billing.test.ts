@@ -1,9 +1,13 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promptTokens, type UsageClasses } from '../src/core/usage.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { usageCsv } from '../src/modules/console/usage-export.ts';
 import { imageTokens } from '../src/modules/text/image-tokens.ts';
+import { readPricingFile } from '../src/modules/billing/pricing.ts';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startFakeGeminiText, type FakeGeminiText } from './support/fake-gemini-text.ts';
 import { startFakeMessagesText, type FakeMessagesText } from './support/fake-messages-text.ts';
@@ -290,6 +294,14 @@ describe(`prices [${backendName}]`, () => {
     const res = await t.app.inject({ method: 'PUT', url: '/admin/prices', headers: adminHeaders, payload: { models } });
     expect(res.statusCode).toBe(400);
     expect(res.body).toContain('/models/chatgen-4-haiku/per_token/cached_input_per_million');
+  });
+
+  it('a PRICING_FILE with an unknown field is refused at start, naming it', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'prices-')), 'pricing.json');
+    const shipped = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', 'config', 'pricing.json'), 'utf8'));
+    shipped.models['chatgen-4-haiku'].per_token.above_tokens = { threshold: 100, input_per_million: 1, output_per_million: 5, cache_write_per_million: 2 };
+    fs.writeFileSync(file, JSON.stringify(shipped));
+    expect(() => readPricingFile(file)).toThrow(`PRICING_FILE ${file}: /models/chatgen-4-haiku/per_token/above_tokens/cache_write_per_million is not a price field`);
   });
 
   it('above_tokens prices a whole call whose prompt exceeds its threshold, and only then', () => {
