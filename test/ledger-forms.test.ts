@@ -14,8 +14,8 @@ import { backendName, createTestApp, usingPostgres, type TestApp } from './harne
 
 // The ledger's one semantics (src/modules/billing/ledger-plan.ts) has three forms: the careful path,
 // SQLite's at-once path, Postgres' statement. Random batches (several accounts and keys, limited
-// and not, holds, charges, refunds, refunds of 0, debits that overdraw or name a missing account or
-// key) go through the careful path and this backend's whole-batch form, each on a world of its own
+// and not, holds, charges, overruns, refunds, refunds of 0, debits that overdraw or name a missing
+// account or key) go through the careful path and this backend's whole-batch form, each on a world of its own
 // made the same, and must leave the balances, quotas and ledger rows that a model written here from
 // the rules alone says, and that the plan's nets say.
 
@@ -26,16 +26,16 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const U = 1_000; // units per step: balances and amounts are small multiples, so batches overdraw often
-type Kind = 'hold' | 'charge' | 'refund';
+type Kind = 'hold' | 'charge' | 'overrun' | 'refund';
 type OpSpec = { kind: Kind; account: number; key: number; flip: boolean; amount: number; ghost: 'none' | 'account' | 'key' };
-type Spec = { accounts: { balance: number; keys: (number | null)[] }[]; ops: OpSpec[] };
+type Spec = { accounts: { balance: number; debt: number; keys: (number | null)[] }[]; ops: OpSpec[] };
 
 const spec: fc.Arbitrary<Spec> = fc.record({
   // Per account its balance and keys: null is an unlimited key, a number a limited key's quota.
-  accounts: fc.array(fc.record({ balance: fc.nat(12), keys: fc.array(fc.option(fc.nat(8), { nil: null }), { minLength: 1, maxLength: 2 }) }), { minLength: 1, maxLength: 3 }),
+  accounts: fc.array(fc.record({ balance: fc.nat(12), debt: fc.constantFrom(0, 0, 0, 1, 3, 15), keys: fc.array(fc.option(fc.nat(8), { nil: null }), { minLength: 1, maxLength: 2 }) }), { minLength: 1, maxLength: 3 }),
   ops: fc.array(
     fc.record({
-      kind: fc.constantFrom<Kind>('hold', 'charge', 'refund'),
+      kind: fc.constantFrom<Kind>('hold', 'charge', 'overrun', 'refund'),
       account: fc.nat(),
       key: fc.nat(), // modulo the account's keys plus one: the last is no key
       flip: fc.nat(9).map((n) => n === 0), // a movement whose limited flag is not its key's (a key changed since its hold)
@@ -61,6 +61,11 @@ async function makeWorld(s: Spec): Promise<World> {
       world.label.set(key.id, `a${a}k${k}`);
     }
     world.keys.push(keys);
+    // An earlier overrun may have left the account, and its first key, below zero.
+    if (account.debt > 0) {
+      const movement = { userId: user.id, keyId: keys[0]!.id, keyLimited: keys[0]!.limited, amount: account.debt * U, ref: 'debt' };
+      await t.ctx.db.transaction().execute((trx) => applyMany(trx, [{ op: 'debit', kind: 'overrun', movement }]));
+    }
   }
   return world;
 }
@@ -108,9 +113,12 @@ const canonical = (world: World, rows: RowLike[]): Row[] =>
   );
 
 const ledgerOf = async (world: World) =>
-  canonical(world, await t.ctx.db.selectFrom('ledger').selectAll().where('user_id', 'in', world.users).where('kind', 'in', ['hold', 'charge', 'refund']).execute());
+  canonical(world, await t.ctx.db.selectFrom('ledger').selectAll().where('user_id', 'in', world.users).where('kind', 'in', ['hold', 'charge', 'overrun', 'refund']).where('ref', '!=', 'debt').execute());
 
-/** The rules, written out on their own: per account in id order its refunds, then its debits one by one in key id order. */
+/**
+ * The rules, written out on their own: per account in id order its refunds, then its debits one by
+ * one in key id order, then its overruns (never refused for want of money: they may go below zero).
+ */
 function model(world: World, ops: LedgerOp[], start: Funds) {
   const funds: Funds = new Map([...start].map(([id, f]) => [id, { ...f }]));
   const refused: ('account' | 'key' | undefined)[] = ops.map(() => undefined);
@@ -122,14 +130,20 @@ function model(world: World, ops: LedgerOp[], start: Funds) {
   const byAccount = new Map<string, number[]>();
   for (const i of order) byAccount.set(user(i), [...(byAccount.get(user(i)) ?? []), i]);
   for (const indices of byAccount.values()) {
-    for (const i of [...indices.filter((i) => ops[i]!.op === 'refund'), ...indices.filter((i) => ops[i]!.op === 'debit')]) {
+    const kindOf = (i: number) => (ops[i]!.op === 'debit' ? (ops[i] as { kind: string }).kind : 'refund');
+    const refunds = indices.filter((i) => kindOf(i) === 'refund');
+    const debits = indices.filter((i) => kindOf(i) === 'hold' || kindOf(i) === 'charge');
+    for (const i of [...refunds, ...debits, ...indices.filter((i) => kindOf(i) === 'overrun')]) {
+      const overrun = kindOf(i) === 'overrun';
       const { userId, keyId, keyLimited, amount, ref, note } = ops[i]!.movement;
       const sign = ops[i]!.op === 'refund' ? -1 : 1; // what it takes
       if (sign < 0 && amount === 0) continue;
       const [account, key] = [at(userId), at(keyId)];
       const limited = Boolean(keyId && keyLimited);
-      if (!account || account.balance < sign * amount) refused[i] = 'account';
-      else if (keyId && (!key || (limited && key.remain < sign * amount))) refused[i] = 'key';
+      // Only a debit that is not an overrun asks its payers for money (a refund never does).
+      const asks = sign > 0 && !overrun;
+      if (!account || (asks && account.balance < amount)) refused[i] = 'account';
+      else if (keyId && (!key || (asks && limited && key.remain < amount))) refused[i] = 'key';
       if (refused[i]) continue;
       account!.balance -= sign * amount;
       account!.used += sign * amount;
@@ -146,7 +160,7 @@ function model(world: World, ops: LedgerOp[], start: Funds) {
 function planned(world: World, ops: LedgerOp[], start: Funds) {
   const nets = netsOf(ops, 0);
   const funds: Funds = new Map([...start].map(([id, f]) => [id, { ...f }]));
-  for (const [id, net] of nets.accounts) {
+  for (const [id, { net }] of nets.accounts) {
     const account = funds.get(world.label.get(id)!) as { balance: number; used: number };
     Object.assign(account, { balance: account.balance - net, used: account.used + net });
   }

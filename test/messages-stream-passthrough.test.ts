@@ -100,9 +100,9 @@ describe(`a messages stream from a messages upstream [${backendName}]`, () => {
     const events = eventsOf(text);
     expect(events.filter((e) => e.name === 'content_block_delta').map((e) => e.data.delta.text)).toEqual(['one two three ', 'four ']);
     expect(events.at(-1)).toEqual({ name: 'error', data: { type: 'error', error: { type: 'bad_gateway', message: 'The stream was interrupted' } } });
-    // As on every stream an upstream breaks: the prompt is not charged, the text sent is.
+    // As on every stream an upstream breaks after message_start: the prompt it reported is charged, and the text sent.
     const row = await usageRow(account.user.id);
-    expect(row).toMatchObject({ status: 'aborted', input_tokens: 0 });
+    expect(row).toMatchObject({ status: 'aborted', input_tokens: 21 });
     expect(row.output_tokens).toBeGreaterThan(0);
   });
 
@@ -117,7 +117,7 @@ describe(`a messages stream from a messages upstream [${backendName}]`, () => {
     expect(events.filter((e) => e.name === 'content_block_delta').map((e) => e.data.delta.text)).toEqual(['one two ', 'three ']);
     expect(events.at(-1)!.name).toBe('error');
     const row = await usageRow(account.user.id);
-    expect(row).toMatchObject({ status: 'aborted', input_tokens: 0 });
+    expect(row).toMatchObject({ status: 'aborted', input_tokens: 21 });
     expect(row.output_tokens).toBeGreaterThan(0);
     expect(row.output_tokens).toBeLessThan(10);
   });

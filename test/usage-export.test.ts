@@ -79,7 +79,8 @@ describe(`usage CSV [${backendName}]`, () => {
       units += Math.round(Number(record.cost) * 1_000_000);
       if (record.key_id === tricky.id || record.endpoint !== 'native') kept.push(record);
     }
-    expect(header).toEqual(['time', 'key_name', 'key_id', 'model', 'endpoint', 'input_tokens', 'output_tokens', 'cost', 'status', 'id']);
+    // The usage by class comes after the first ten columns, which keep their order.
+    expect(header).toEqual(['time', 'key_name', 'key_id', 'model', 'endpoint', 'input_tokens', 'output_tokens', 'cost', 'status', 'id', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'input_cost', 'cache_read_cost', 'cache_write_cost', 'output_cost']);
     expect(rows).toBe(SEEDED + 3 + 2);
     const used = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json().used_balance;
     expect(units / 1_000_000).toBeCloseTo(used, 6);

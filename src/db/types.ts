@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 // Timestamps are Unix milliseconds and money is integer ledger units (1 USD = 1,000,000) on both
 // dialects, so the same arithmetic and comparisons work everywhere.
@@ -43,7 +43,8 @@ export interface ApiKeysTable {
   policy_ceiling: Generated<string | null>;
 }
 
-export type LedgerKind = 'topup' | 'adjustment' | 'key_quota' | 'hold' | 'settle' | 'refund' | 'charge';
+/** `overrun`: what a call used beyond its hold, charged even below zero. */
+export type LedgerKind = 'topup' | 'adjustment' | 'key_quota' | 'hold' | 'settle' | 'refund' | 'charge' | 'overrun';
 
 export interface LedgerTable {
   id: Generated<number>;
@@ -191,9 +192,19 @@ export interface UsageTable {
   model: string;
   endpoint: string;
   request_id: string;
+  /** The uncached prompt tokens. */
   input_tokens: number;
   output_tokens: number;
   cost: number;
+  cache_read_tokens: ColumnType<number, number | undefined, number>;
+  cache_write_tokens: ColumnType<number, number | undefined, number>;
+  /** The reasoning or thinking part of output_tokens (not billed twice). */
+  reasoning_tokens: ColumnType<number, number | undefined, number>;
+  /** Of `cost`, each class's part (their sum is `cost`). */
+  input_cost: ColumnType<number, number | undefined, number>;
+  cache_read_cost: ColumnType<number, number | undefined, number>;
+  cache_write_cost: ColumnType<number, number | undefined, number>;
+  output_cost: ColumnType<number, number | undefined, number>;
   /** ok | failed | aborted | lost (its process ended mid-call; the hold was given back) */
   status: string;
   created_at: number;

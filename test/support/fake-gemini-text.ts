@@ -22,7 +22,10 @@ export interface FakeGeminiText {
   key: string;
   models: string[];
   requests: { path: string; headers: http.IncomingHttpHeaders; body: any }[];
-  usage: { promptTokenCount: number; candidatesTokenCount: number; thoughtsTokenCount: number };
+  /** cachedContentTokenCount is a part of promptTokenCount; toolUsePromptTokenCount is beside it. */
+  usage: { promptTokenCount: number; candidatesTokenCount: number; thoughtsTokenCount: number; cachedContentTokenCount?: number; toolUsePromptTokenCount?: number };
+  /** Also takes `Authorization: Bearer <key>`, as a native upstream (another gateway speaking this format) does. */
+  bearer?: boolean;
   /** What countTokens answers. */
   countAnswer: number;
   mode: 'ok' | 'down';
@@ -85,7 +88,8 @@ export async function startFakeGeminiText(key = 'fake-gemini-text-key', models =
       throw bad('Invalid JSON payload received.');
     }
     fake.requests.push({ path: `${url.pathname}${url.search}`, headers: req.headers, body });
-    const given = req.headers['x-goog-api-key'] ?? url.searchParams.get('key');
+    const bearer = fake.bearer ? /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1] : undefined;
+    const given = req.headers['x-goog-api-key'] ?? url.searchParams.get('key') ?? bearer;
     if (!given) throw new Refusal(403, 'PERMISSION_DENIED', "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
     if (given !== fake.key) throw new Refusal(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com' }]);
     if (fake.mode === 'down') throw new Refusal(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.');
@@ -138,7 +142,10 @@ export async function startFakeGeminiText(key = 'fake-gemini-text-key', models =
   return fake;
 }
 
-const usageOf = (fake: FakeGeminiText) => ({ ...fake.usage, totalTokenCount: fake.usage.promptTokenCount + fake.usage.candidatesTokenCount + fake.usage.thoughtsTokenCount });
+const usageOf = (fake: FakeGeminiText) => ({
+  ...fake.usage,
+  totalTokenCount: fake.usage.promptTokenCount + (fake.usage.toolUsePromptTokenCount ?? 0) + fake.usage.candidatesTokenCount + fake.usage.thoughtsTokenCount,
+});
 
 function answer(text: string, fake: FakeGeminiText) {
   return { candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: 'STOP', index: 0 }], usageMetadata: usageOf(fake), modelVersion: 'fake', responseId: 'resp-fake' };

@@ -13,7 +13,10 @@ import type { AddressInfo } from 'node:net';
 //   base64 source); temperature and top_p 0-1; stop_sequences an array of strings;
 // - a stream is message_start, content_block_start, ping, content_block_delta..., content_block_stop,
 //   message_delta (stop_reason, usage.output_tokens), message_stop, each as `event:` + `data:`.
-// Usage is the fake's own count (`usage`).
+// Usage is the fake's own count (`usage`, with the prompt-cache classes the vendor reports beside
+// input_tokens). `cut: 'after-start'` breaks a stream's connection right after message_start;
+// `delayMs` answers that much later; `stopped` counts calls whose caller hung up before the answer
+// was whole (the gateway stopping the upstream call).
 
 const FIELDS = new Set(['model', 'messages', 'max_tokens', 'system', 'metadata', 'stop_sequences', 'stream', 'temperature', 'top_k', 'top_p', 'tools', 'tool_choice', 'thinking', 'service_tier', 'container', 'mcp_servers', 'context_management']);
 const VERSION = /^\d{4}-\d{2}-\d{2}$/;
@@ -23,8 +26,13 @@ export interface FakeMessagesText {
   key: string;
   models: string[];
   requests: { path: string; headers: http.IncomingHttpHeaders; body: any }[];
-  usage: { input_tokens: number; output_tokens: number };
+  usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
   mode: 'ok' | 'down';
+  cut?: 'after-start';
+  delayMs: number;
+  /** Calls whose whole request arrived (counted before `delayMs`). */
+  received: number;
+  stopped: number;
   close(): Promise<void>;
 }
 
@@ -62,50 +70,59 @@ function check(fake: FakeMessagesText, body: any): string {
 }
 
 export async function startFakeMessagesText(key = 'sk-fake-messages-key', models = ['messages-fake-small']): Promise<FakeMessagesText> {
-  const fake = { key, models, requests: [], usage: { input_tokens: 11, output_tokens: 3 }, mode: 'ok' } as unknown as FakeMessagesText;
+  const fake = { key, models, requests: [], usage: { input_tokens: 11, output_tokens: 3 }, mode: 'ok', delayMs: 0, received: 0, stopped: 0 } as unknown as FakeMessagesText;
   let served = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
+    res.on('close', () => {
+      if (!res.writableFinished) fake.stopped++;
+    });
     req.on('end', () => {
-      const requestId = `req_fake${++served}`;
-      const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId }).end(JSON.stringify(body));
-      try {
-        let body: any;
+      fake.received++;
+      void later(fake.delayMs).then(() => {
+        if (res.destroyed) return;
+        const requestId = `req_fake${++served}`;
+        const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId }).end(JSON.stringify(body));
         try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          throw invalid('There was an error parsing the body of your request');
+          let body: any;
+          try {
+            body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            throw invalid('There was an error parsing the body of your request');
+          }
+          fake.requests.push({ path: req.url ?? '', headers: req.headers, body });
+          const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+          const given = req.headers['x-api-key'] ?? bearer;
+          if (!given) throw new Refusal(401, 'authentication_error', 'x-api-key header is required');
+          if (given !== fake.key) throw new Refusal(401, 'authentication_error', 'invalid x-api-key');
+          const version = req.headers['anthropic-version'];
+          if (version === undefined) throw invalid('anthropic-version: header is required');
+          if (!VERSION.test(String(version))) throw invalid(`anthropic-version: invalid version ${version}`);
+          if (req.method !== 'POST' || req.url !== '/v1/messages') throw new Refusal(404, 'not_found_error', 'Not Found');
+          if (fake.mode === 'down') throw new Refusal(529, 'overloaded_error', 'Overloaded');
+          const text = check(fake, body);
+          const id = `msg_fake${served}`;
+          if (!body.stream) {
+            return send(200, { id, type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: usageOf(fake) });
+          }
+          res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'request-id': requestId });
+          const event = (name: string, data: unknown) => res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+          event('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usageOf(fake), output_tokens: 1 } } });
+          // Once message_start is on the wire: the connection breaks.
+          if (fake.cut === 'after-start') return void res.write('', () => res.socket?.destroy());
+          event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+          event('ping', { type: 'ping' });
+          for (const word of text.split(/(?<= )/)) event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: word } });
+          event('content_block_stop', { type: 'content_block_stop', index: 0 });
+          event('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: fake.usage.output_tokens } });
+          event('message_stop', { type: 'message_stop' });
+          res.end();
+        } catch (err) {
+          if (!(err instanceof Refusal)) return send(500, { type: 'error', error: { type: 'api_error', message: String(err) } });
+          send(err.status, { type: 'error', error: { type: err.type, message: err.message } });
         }
-        fake.requests.push({ path: req.url ?? '', headers: req.headers, body });
-        const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
-        const given = req.headers['x-api-key'] ?? bearer;
-        if (!given) throw new Refusal(401, 'authentication_error', 'x-api-key header is required');
-        if (given !== fake.key) throw new Refusal(401, 'authentication_error', 'invalid x-api-key');
-        const version = req.headers['anthropic-version'];
-        if (version === undefined) throw invalid('anthropic-version: header is required');
-        if (!VERSION.test(String(version))) throw invalid(`anthropic-version: invalid version ${version}`);
-        if (req.method !== 'POST' || req.url !== '/v1/messages') throw new Refusal(404, 'not_found_error', 'Not Found');
-        if (fake.mode === 'down') throw new Refusal(529, 'overloaded_error', 'Overloaded');
-        const text = check(fake, body);
-        const id = `msg_fake${served}`;
-        if (!body.stream) {
-          return send(200, { id, type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: { ...fake.usage, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } });
-        }
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'request-id': requestId });
-        const event = (name: string, data: unknown) => res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
-        event('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: fake.usage.input_tokens, output_tokens: 1 } } });
-        event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-        event('ping', { type: 'ping' });
-        for (const word of text.split(/(?<= )/)) event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: word } });
-        event('content_block_stop', { type: 'content_block_stop', index: 0 });
-        event('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: fake.usage.output_tokens } });
-        event('message_stop', { type: 'message_stop' });
-        res.end();
-      } catch (err) {
-        if (!(err instanceof Refusal)) return send(500, { type: 'error', error: { type: 'api_error', message: String(err) } });
-        send(err.status, { type: 'error', error: { type: err.type, message: err.message } });
-      }
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -113,3 +130,6 @@ export async function startFakeMessagesText(key = 'sk-fake-messages-key', models
   fake.close = () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
   return fake;
 }
+
+const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const usageOf = (fake: FakeMessagesText) => ({ cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...fake.usage });

@@ -22,8 +22,12 @@ export interface FakeOpenAIText {
   key: string;
   models: string[];
   requests: { path: string; headers: http.IncomingHttpHeaders; body: any }[];
-  /** The counts every answer reports. */
-  usage: { prompt_tokens: number; completion_tokens: number };
+  /** The counts every answer reports (cached_tokens is a part of prompt_tokens, reasoning_tokens of completion_tokens). */
+  usage: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: number }; completion_tokens_details?: { reasoning_tokens: number } };
+  /** A stream without its usage chunk even when include_usage asked for it (some compatible servers). */
+  omitUsage?: boolean;
+  /** The arguments of the tool call it answers with (when the request has tools). */
+  toolArguments?: string;
   mode: 'ok' | 'down';
   close(): Promise<void>;
 }
@@ -101,14 +105,14 @@ function answer(fake: FakeOpenAIText, body: any, n: number, res: http.ServerResp
   const tool = body.tools?.[0]?.function?.name as string | undefined;
   const text = body.response_format?.type === 'json_object' ? JSON.stringify({ echo: lastUserText(body) }) : `echo: ${lastUserText(body)}`;
   const usage = { ...fake.usage, total_tokens: fake.usage.prompt_tokens + fake.usage.completion_tokens };
-  const call = { id: 'call_fake1', type: 'function', function: { name: tool, arguments: '{"city":"Paris"}' } };
+  const call = { id: 'call_fake1', type: 'function', function: { name: tool, arguments: fake.toolArguments ?? '{"city":"Paris"}' } };
   if (!body.stream) {
     const message = tool ? { role: 'assistant', content: null, refusal: null, tool_calls: [call] } : { role: 'assistant', content: text, refusal: null };
     res.writeHead(200, { 'content-type': 'application/json' });
     return void res.end(JSON.stringify({ id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message, logprobs: null, finish_reason: tool ? 'tool_calls' : 'stop' }], usage, service_tier: 'default', system_fingerprint: 'fp_fake' }));
   }
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-  const withUsage = body.stream_options?.include_usage === true;
+  const withUsage = body.stream_options?.include_usage === true && !fake.omitUsage;
   const chunk = (delta: unknown, finish: string | null = null) =>
     res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, system_fingerprint: 'fp_fake', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) })}\n\n`);
   chunk({ role: 'assistant', content: '', refusal: null });

@@ -44,6 +44,7 @@ export function Overview() {
                 <th scope="col">Key</th>
                 <th scope="col">Text calls</th>
                 <th scope="col">Tokens in / out</th>
+                <th scope="col">Cached read / write</th>
                 <th scope="col">Text cost</th>
                 <th scope="col">Tasks</th>
                 <th scope="col">Task cost</th>
@@ -57,8 +58,15 @@ export function Overview() {
                   <td data-label="Tokens in / out">
                     {u.input_tokens.toLocaleString('en-US')} / {u.output_tokens.toLocaleString('en-US')}
                   </td>
+                  <td data-label="Cached read / write">
+                    {u.cache_read_tokens.toLocaleString('en-US')} / {u.cache_write_tokens.toLocaleString('en-US')}
+                  </td>
                   <td data-label="Text cost">
                     <Money value={u.text_cost} />
+                    <div className="muted">
+                      in <Money value={u.text_cost_by_class.input} />, cached <Money value={u.text_cost_by_class.cache_read} />, cache write <Money value={u.text_cost_by_class.cache_write} />, out{' '}
+                      <Money value={u.text_cost_by_class.output} />
+                    </div>
                   </td>
                   <td data-label="Tasks">{u.tasks.toLocaleString('en-US')}</td>
                   <td data-label="Task cost">

@@ -12,7 +12,8 @@ import { migration as m0010 } from './0010_key_policies_balance_alerts.ts';
 import { migration as m0011 } from './0011_channel_options.ts';
 import { migration as m0012 } from './0012_channel_health.ts';
 import { migration as m0013 } from './0013_task_usage.ts';
-import { migration as m0014 } from './0014_key_spend_index.ts';
+import { migration as m0014 } from './0014_usage_classes.ts';
+import { migration as m0015 } from './0015_key_spend_index.ts';
 
 // Every migration in the order it runs. A name is stored in each database it ran on: never rename
 // one; a change is a new file with the next number, added at the end.
@@ -30,5 +31,6 @@ export const migrations: Record<string, DialectMigration> = {
   '0011_channel_options': m0011,
   '0012_channel_health': m0012,
   '0013_task_usage': m0013,
-  '0014_key_spend_index': m0014,
+  '0014_usage_classes': m0014,
+  '0015_key_spend_index': m0015,
 };

@@ -12,6 +12,22 @@ export const takeFromAccount = compiledStatement((db) =>
     .where('balance', '>=', 0),
 );
 
+/** Unconditional: an overrun is taken even when it leaves the balance below zero. */
+export const takeFromAccountAnyway = compiledStatement((db) =>
+  db
+    .updateTable('users')
+    .set((eb) => ({ balance: eb('balance', '-', 0), used: eb('used', '+', 0), updated_at: 0 }))
+    .where('id', '=', ''),
+);
+
+/** Unconditional, as takeFromAccountAnyway. */
+export const takeFromLimitedKeyAnyway = compiledStatement((db) =>
+  db
+    .updateTable('api_keys')
+    .set((eb) => ({ quota_used: eb('quota_used', '+', 0), quota_remain: eb('quota_remain', '-', 0) }))
+    .where('id', '=', ''),
+);
+
 export const giveBackToAccount = compiledStatement((db) =>
   db
     .updateTable('users')

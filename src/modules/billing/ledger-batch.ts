@@ -1,6 +1,16 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/types.ts';
-import { countOnKey, giveBackToAccount, insertLedgerRows, returnToLimitedKey, takeFromAccount, takeFromLimitedKey, uncountOnKey } from './balance-statements.ts';
+import {
+  countOnKey,
+  giveBackToAccount,
+  insertLedgerRows,
+  returnToLimitedKey,
+  takeFromAccount,
+  takeFromAccountAnyway,
+  takeFromLimitedKey,
+  takeFromLimitedKeyAnyway,
+  uncountOnKey,
+} from './balance-statements.ts';
 import { countsAgainstQuota, inLockOrder, keySharesOf, rowOf, sumOf, type LedgerOp } from './ledger-plan.ts';
 import { InsufficientFunds, type LedgerRowValues, type Movement } from './ledger-rows.ts';
 
@@ -67,16 +77,39 @@ async function debitAccount(trx: Transaction<Database>, userId: string, ops: Led
   }
 }
 
+/** An account's overruns, after its debits: taken whatever is left, below zero too. */
+async function overrunAccount(trx: Transaction<Database>, userId: string, ops: LedgerOp[], indices: number[], now: number, outcomes: Outcomes, rows: LedgerRowValues[]) {
+  const total = sumOf(ops, indices);
+  const account = await takeFromAccountAnyway(trx, [total, total, now, userId]);
+  if (account.numAffectedRows === 0n) {
+    for (const i of indices) outcomes[i] = new InsufficientFunds('account');
+    return;
+  }
+  for (const { movement: m, amount, indices: share } of keySharesOf(ops, indices)) {
+    if (m.keyId) {
+      const key = countsAgainstQuota(m) ? await takeFromLimitedKeyAnyway(trx, [amount, amount, m.keyId]) : await countOnKey(trx, [amount, m.keyId]);
+      if (key.numAffectedRows === 0n) {
+        // A missing key refuses its share, as for any debit.
+        await giveBackToAccount(trx, [amount, amount, now, userId]);
+        for (const i of share) outcomes[i] = new InsufficientFunds('key');
+        continue;
+      }
+    }
+    for (const i of share) rows.push(rowOf(ops[i]!, now));
+  }
+}
+
 /** Applies every op and writes their ledger rows in one INSERT; returns, per op, why a debit could not be made. */
 export async function applyMany(trx: Transaction<Database>, ops: LedgerOp[]): Promise<Outcomes> {
   const accounts = inLockOrder(ops);
   const now = Date.now();
   const outcomes: Outcomes = new Array(ops.length).fill(undefined);
   const rows: LedgerRowValues[] = [];
-  for (const { userId, refunds, debits } of accounts) {
+  for (const { userId, refunds, debits, overruns } of accounts) {
     // Refunds first: they never fail, and money given back in this batch may pay a hold in it.
     if (refunds.length > 0) await refundAccount(trx, userId, ops, refunds, now, rows);
     if (debits.length > 0) await debitAccount(trx, userId, ops, debits, now, outcomes, rows);
+    if (overruns.length > 0) await overrunAccount(trx, userId, ops, overruns, now, outcomes, rows);
   }
   await insertLedgerRows(trx, rows);
   return outcomes;

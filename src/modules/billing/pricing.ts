@@ -4,19 +4,42 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { UNITS_PER_USD } from '../../lib/money.ts';
 import { projectRoot } from '../../lib/project-root.ts';
+import type { UsageClasses } from '../../core/usage.ts';
+import { costByClass, type UsageCost } from './usage-cost.ts';
 
 // Prices are data: a JSON file the operator can replace (PRICING_FILE). They are read once at start
 // and turned into integer ledger units, so no float ever reaches a balance.
 
 const Price = Type.Number({ minimum: 0 });
-const ModelPrice = Type.Object({
-  per_image: Type.Optional(Type.Record(Type.String(), Type.Union([Price, Type.Record(Type.String(), Price)]))),
-  per_second: Type.Optional(Type.Record(Type.String(), Price)),
-  per_token: Type.Optional(Type.Object({ input_per_million: Price, output_per_million: Price })),
-  output_tokens_per_image: Type.Optional(Type.Integer({ minimum: 0 })),
-  per_asset: Type.Optional(Price),
-});
-export const PricingFile = Type.Object({ models: Type.Record(Type.String(), ModelPrice) });
+// A field this table does not know is refused, not ignored: a price the operator meant to set that
+// silently did nothing would bill every call wrongly.
+const strict = { additionalProperties: false } as const;
+const AboveTokens = Type.Object(
+  { threshold: Type.Integer({ minimum: 0 }), input_per_million: Price, output_per_million: Price, cache_read_per_million: Type.Optional(Price) },
+  strict,
+);
+const PerToken = Type.Object(
+  {
+    input_per_million: Price,
+    output_per_million: Price,
+    cache_read_per_million: Type.Optional(Price),
+    cache_write_per_million: Type.Optional(Price),
+    above_tokens: Type.Optional(AboveTokens),
+  },
+  strict,
+);
+const ModelPrice = Type.Object(
+  {
+    per_image: Type.Optional(Type.Record(Type.String(), Type.Union([Price, Type.Record(Type.String(), Price)]))),
+    per_second: Type.Optional(Type.Record(Type.String(), Price)),
+    per_token: Type.Optional(PerToken),
+    output_tokens_per_image: Type.Optional(Type.Integer({ minimum: 0 })),
+    per_asset: Type.Optional(Price),
+  },
+  strict,
+);
+export const PricingFile = Type.Object({ $comment: Type.Optional(Type.String()), models: Type.Record(Type.String(), ModelPrice) }, strict);
+export type PerTokenPrice = Static<typeof PerToken>;
 export type PricingFile = Static<typeof PricingFile>;
 type ModelPrice = Static<typeof ModelPrice>;
 
@@ -27,10 +50,34 @@ export class PricingError extends Error {}
 /** Checks a price table (a file's or one an operator sends); the error names the first bad field. */
 export function parsePricing(value: unknown, source: string): PricingFile {
   if (!Value.Check(PricingFile, value)) {
-    const first = [...Value.Errors(PricingFile, value)][0];
+    const errors = [...Value.Errors(PricingFile, value)];
+    const unknown = unknownField(value, errors.map((e) => e.instancePath));
+    if (unknown) throw new PricingError(`${source}: ${unknown} is not a price field`);
+    const first = errors[0];
     throw new PricingError(`${source}: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`);
   }
   return value;
+}
+
+const KNOWN: Record<string, readonly string[]> = {
+  '': Object.keys(PricingFile.properties),
+  model: Object.keys(ModelPrice.properties),
+  per_token: Object.keys(PerToken.properties),
+  above_tokens: Object.keys(AboveTokens.properties),
+};
+
+/** The path of the first field no schema knows (at the root, a model, its per_token or above_tokens), if any. */
+function unknownField(value: unknown, paths: string[]): string | undefined {
+  for (const path of paths) {
+    const parts = path.split('/').slice(1);
+    const at = parts.reduce<unknown>((node, part) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined), value);
+    if (!at || typeof at !== 'object' || Array.isArray(at)) continue;
+    const level = parts.length === 0 ? '' : parts.length === 2 && parts[0] === 'models' ? 'model' : parts[parts.length - 1]!;
+    const known = KNOWN[level];
+    const extra = known && Object.keys(at).find((k) => !known.includes(k));
+    if (extra) return `${path}/${extra}`;
+  }
+  return undefined;
 }
 
 export function readPricingFile(file = DEFAULT_PRICING_FILE): PricingFile {
@@ -94,12 +141,16 @@ export class Pricing {
     return usd(each) * n;
   }
 
-  /** Per token; `outputTokens` defaults to the model's fixed count per image times `n`. */
+  /** Per token, every token at the input or output price (a hold's estimate, a task's tokens). */
   tokenUnits(model: string, inputTokens: number, outputTokens: number): number {
+    return this.usageCost(model, { input: inputTokens, cache_read: 0, cache_write: 0, output: outputTokens }).total;
+  }
+
+  /** A text call's cost by token class (usage-cost.ts says how it is rounded). */
+  usageCost(model: string, usage: UsageClasses): UsageCost {
     const price = this.model(model).per_token;
     if (!price) throw new PricingError(`${model} is not priced per token`);
-    // Prices per million tokens times 1e6 units per USD: the units per token are the price itself.
-    return Math.ceil(inputTokens * price.input_per_million + outputTokens * price.output_per_million);
+    return costByClass(price, usage);
   }
 
   outputTokensPerImage(model: string): number {

@@ -38,7 +38,7 @@ function probe(ctx: AppContext, channel: Channel, entry: ChannelTypeEntry) {
         { model: upstreamModel(channel, model), maxTokens: 8, messages: [{ role: 'user', parts: [{ type: 'text', text: 'ping' }] }] },
         AbortSignal.timeout(timeoutMs),
       );
-      return `${model} answered with ${result.usage.outputTokens} output tokens`;
+      return `${model} answered with ${result.usage.output} output tokens`;
     },
   });
 }

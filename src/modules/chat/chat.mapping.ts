@@ -26,12 +26,16 @@ export function fromChat(body: ChatRequest): TextRequest {
   const system: string[] = [];
   const messages: TextMessage[] = [];
   let toolTurns = false;
+  // Tool turns and definitions go upstream as they came (passthrough.chatMessages): as JSON they are
+  // a fair upper count of their tokens, for the hold and the input limit.
+  const extra: unknown[] = [];
   body.messages.forEach((message, i) => {
     const where = `messages[${i}]`;
     if (message.role === 'system' || message.role === 'developer') {
       system.push(parts(message.content, where).map((p) => (p.type === 'text' ? p.text : '')).join(''));
     } else if (message.role === 'tool' || message.tool_calls) {
       toolTurns = true;
+      extra.push(message);
     } else {
       messages.push({ role: message.role as 'user' | 'assistant', parts: parts(message.content, where) });
     }
@@ -39,6 +43,8 @@ export function fromChat(body: ChatRequest): TextRequest {
   if (messages.length === 0 && !toolTurns) throw badRequest('messages: at least one user or assistant message is needed');
   const chatTools: Record<string, unknown> = {};
   for (const field of TOOL_FIELDS) if (body[field] !== undefined) chatTools[field] = body[field];
+  if (body.tools !== undefined) extra.push(body.tools);
+  if (body.response_format !== undefined) extra.push(body.response_format);
   if (toolTurns) chatTools['tool messages'] = true;
   const fields: Record<string, unknown> = {};
   for (const field of UPSTREAM_FIELDS) if ((body as Record<string, unknown>)[field] !== undefined) fields[field] = (body as Record<string, unknown>)[field];
@@ -51,6 +57,7 @@ export function fromChat(body: ChatRequest): TextRequest {
     topP: body.top_p,
     stopSequences: typeof body.stop === 'string' ? [body.stop] : (body.stop ?? undefined),
     passthrough: { chatMessages: body.messages, chatFields: fields },
+    ...(extra.length ? { promptExtra: JSON.stringify(extra) } : {}),
     ...(Object.keys(chatTools).length ? { chatTools } : {}),
   };
 }
@@ -59,7 +66,17 @@ const FINISH: Record<FinishReason, string> = { stop: 'stop', stop_sequence: 'sto
 
 export const completionId = () => newId('chatcmpl');
 
-export const chatUsage = (usage: TextUsage) => ({ prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens });
+/** The chat format counts cached tokens inside prompt_tokens and reasoning inside completion_tokens. */
+export function chatUsage(usage: TextUsage) {
+  const prompt = usage.input + usage.cache_read + usage.cache_write;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: usage.output,
+    total_tokens: prompt + usage.output,
+    ...(usage.cache_read > 0 ? { prompt_tokens_details: { cached_tokens: usage.cache_read } } : {}),
+    ...(usage.reasoning ? { completion_tokens_details: { reasoning_tokens: usage.reasoning } } : {}),
+  };
+}
 
 export function chatCompletion(id: string, model: string, text: string, finish: FinishReason, usage: TextUsage, toolCalls?: unknown[]) {
   return {

@@ -5,7 +5,6 @@ import { bodyModel, keyGuard } from '../../http/auth.ts';
 import { badGateway } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
-import { RequestSignal } from '../../http/call-signal.ts';
 import { generateText, streamText, type TextCall } from '../text/text.service.ts';
 import { chatChunk, chatCompletion, completionId, fromChat } from './chat.mapping.ts';
 import { ChatRequest, ChatResponse } from './chat.schemas.ts';
@@ -41,7 +40,8 @@ export function chatRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 }
 
 async function stream(ctx: AppContext, call: TextCall, id: string, includeUsage: boolean, request: FastifyRequest, reply: FastifyReply) {
-  const signal = new RequestSignal();
+  // Listening from the start: a caller gone before the first token stops the upstream call too.
+  const signal = clientGone(reply);
   const chunks = streamText(ctx, call, signal);
   // Routing, the hold and the upstream's first answer come before the first byte: their errors
   // still get a status code and the error envelope.

@@ -56,7 +56,13 @@ export const ChatResponse = Type.Object(
         logprobs: Type.Null(),
       }),
     ),
-    usage: Type.Object({ prompt_tokens: Type.Integer(), completion_tokens: Type.Integer(), total_tokens: Type.Integer() }),
+    usage: Type.Object({
+      prompt_tokens: Type.Integer({ description: 'Every prompt token, the cached ones included' }),
+      completion_tokens: Type.Integer({ description: 'Every produced token, reasoning included' }),
+      total_tokens: Type.Integer(),
+      prompt_tokens_details: Type.Optional(Type.Object({ cached_tokens: Type.Integer() })),
+      completion_tokens_details: Type.Optional(Type.Object({ reasoning_tokens: Type.Integer() })),
+    }),
   },
   { $id: 'ChatCompletion' },
 );

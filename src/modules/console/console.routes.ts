@@ -128,6 +128,7 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             name: names.get(u.key_id)?.name ?? '(deleted key)',
             status: names.get(u.key_id)?.status ?? 'deleted',
             text_cost: toBalance(u.text_cost, ctx.config),
+            text_cost_by_class: Object.fromEntries(Object.entries(u.text_cost_by_class).map(([c, units]) => [c, toBalance(units, ctx.config)])) as typeof u.text_cost_by_class,
             task_cost: toBalance(u.task_cost, ctx.config),
           })),
         };

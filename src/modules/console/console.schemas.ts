@@ -52,6 +52,12 @@ export const KeyUsage = Type.Object({
   input_tokens: Type.Integer(),
   output_tokens: Type.Integer(),
   text_cost: Type.Number(),
+  cache_read_tokens: Type.Integer({ description: 'Prompt tokens read from a prompt cache (not in input_tokens)' }),
+  cache_write_tokens: Type.Integer({ description: 'Prompt tokens written into a prompt cache (not in input_tokens)' }),
+  text_cost_by_class: Type.Object(
+    { input: Type.Number(), cache_read: Type.Number(), cache_write: Type.Number(), output: Type.Number() },
+    { description: "Of text_cost, each token class's part" },
+  ),
   tasks: Type.Integer(),
   task_cost: Type.Number(),
 });

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/db.ts';
-import { taskSpendByKey, textSpendByKey, type KeyUsage, type TextSpend } from './usage.repo.ts';
+import { taskSpendByKey, TEXT_COST_CLASSES, TEXT_SPEND_SUMS, textSpendByKey, type KeyUsage, type TextSpend } from './usage.repo.ts';
 
 // A big account's spend per key is a sum over all its rows. SQLite sums on the event loop (~80 ms
 // for 250,000 rows even from a covering index), so there the text calls' sums are kept per account
@@ -26,7 +26,7 @@ async function textSpend(db: Db, userId: string): Promise<Iterable<TextSpend>> {
   const byKey = new Map(before?.byKey);
   for (const row of added.byKey) {
     const sum = byKey.get(row.key_id);
-    byKey.set(row.key_id, sum ? { key_id: row.key_id, calls: sum.calls + row.calls, input_tokens: sum.input_tokens + row.input_tokens, output_tokens: sum.output_tokens + row.output_tokens, cost: sum.cost + row.cost } : row);
+    byKey.set(row.key_id, sum ? (Object.fromEntries([['key_id', row.key_id], ...TEXT_SPEND_SUMS.map((c) => [c, sum[c] + row[c]])]) as TextSpend) : row);
   }
   // Two reads at once may both add the same rows: only the one that reaches further is kept.
   const latest = accounts.get(userId);
@@ -54,10 +54,14 @@ async function sumSpend(db: Db, userId: string): Promise<KeyUsage[]> {
   const byKey = new Map<string, KeyUsage>();
   const entry = (keyId: string) => {
     let found = byKey.get(keyId);
-    if (!found) byKey.set(keyId, (found = { key_id: keyId, text_calls: 0, input_tokens: 0, output_tokens: 0, text_cost: 0, tasks: 0, task_cost: 0 }));
+    if (!found) byKey.set(keyId, (found = { key_id: keyId, text_calls: 0, input_tokens: 0, output_tokens: 0, text_cost: 0, cache_read_tokens: 0, cache_write_tokens: 0, text_cost_by_class: { input: 0, cache_read: 0, cache_write: 0, output: 0 }, tasks: 0, task_cost: 0 }));
     return found;
   };
-  for (const row of text) Object.assign(entry(row.key_id), { text_calls: row.calls, input_tokens: row.input_tokens, output_tokens: row.output_tokens, text_cost: row.cost });
+  for (const row of text) {
+    const { calls, input_tokens, output_tokens, cost, cache_read_tokens, cache_write_tokens } = row;
+    const byClass = Object.fromEntries(TEXT_COST_CLASSES.map((c) => [c, row[`${c}_cost`]])) as KeyUsage['text_cost_by_class'];
+    Object.assign(entry(row.key_id), { text_calls: calls, input_tokens, output_tokens, text_cost: cost, cache_read_tokens, cache_write_tokens, text_cost_by_class: byClass });
+  }
   for (const row of tasks) Object.assign(entry(row.key_id), { tasks: row.count, task_cost: row.cost });
   return [...byKey.values()];
 }

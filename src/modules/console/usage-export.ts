@@ -22,7 +22,14 @@ export interface UsageRow {
   cost: number;
   status: string;
   id: string;
+  /** A text call's other token classes and each class's cost (ledger units); 0 for a task. */
+  classes?: TokenClasses;
 }
+
+/** The columns after the first ten, in their order: a text call's usage by class (usage table). */
+const CLASS_COLUMNS = ['cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'input_cost', 'cache_read_cost', 'cache_write_cost', 'output_cost'] as const;
+type TokenClasses = Record<(typeof CLASS_COLUMNS)[number], number>;
+const COST_COLUMNS = new Set<string>(['input_cost', 'cache_read_cost', 'cache_write_cost', 'output_cost']);
 
 const PAGE = 500;
 const TASK_ENDPOINTS: Record<string, string> = { image: '/v1/images/generations', video: '/v1/videos/generations', avatar: '/v1/seedance2/private-avatar' };
@@ -31,7 +38,8 @@ async function* textCalls(db: Kysely<Database>, filter: UsageFilter): AsyncGener
   for (let after = 0; ; ) {
     const page = await usagePage(db, filter, after, PAGE);
     for (const u of page) {
-      yield { at: Number(u.created_at), keyId: u.key_id, model: u.model, endpoint: u.endpoint, inputTokens: Number(u.input_tokens), outputTokens: Number(u.output_tokens), cost: Number(u.cost), status: u.status, id: u.request_id };
+      const classes = Object.fromEntries(CLASS_COLUMNS.map((c) => [c, Number(u[c] ?? 0)])) as TokenClasses;
+      yield { at: Number(u.created_at), keyId: u.key_id, model: u.model, endpoint: u.endpoint, inputTokens: Number(u.input_tokens), outputTokens: Number(u.output_tokens), cost: Number(u.cost), status: u.status, id: u.request_id, classes };
     }
     if (page.length < PAGE) return;
     after = Number(page[page.length - 1]!.id);
@@ -77,7 +85,7 @@ export function csvField(value: string | number): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export const CSV_HEADER = ['time', 'key_name', 'key_id', 'model', 'endpoint', 'input_tokens', 'output_tokens', 'cost', 'status', 'id'];
+export const CSV_HEADER = ['time', 'key_name', 'key_id', 'model', 'endpoint', 'input_tokens', 'output_tokens', 'cost', 'status', 'id', ...CLASS_COLUMNS];
 const line = (fields: (string | number)[]) => `${fields.map(csvField).join(',')}\r\n`;
 
 /** Key names, read once per key seen (bounded: an operator's export may cross many accounts). */
@@ -118,7 +126,8 @@ export function usageCsv(db: Kysely<Database>, filter: UsageFilter, money: Money
     let batch: UsageRow[] = [];
     const flush = async () => {
       const known = await names(batch.map((r) => r.keyId));
-      const text = batch.map((r) => line([new Date(r.at).toISOString(), known.get(r.keyId) ?? '', r.keyId, r.model, r.endpoint, r.inputTokens, r.outputTokens, toBalance(r.cost, money), r.status, r.id])).join('');
+      const classes = (r: UsageRow) => CLASS_COLUMNS.map((c) => (COST_COLUMNS.has(c) ? toBalance(r.classes?.[c] ?? 0, money) : (r.classes?.[c] ?? 0)));
+      const text = batch.map((r) => line([new Date(r.at).toISOString(), known.get(r.keyId) ?? '', r.keyId, r.model, r.endpoint, r.inputTokens, r.outputTokens, toBalance(r.cost, money), r.status, r.id, ...classes(r)])).join('');
       batch = [];
       return text;
     };

@@ -9,37 +9,41 @@ export interface KeyUsage {
   input_tokens: number;
   output_tokens: number;
   text_cost: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  /** Of text_cost, each token class's part (ledger units). */
+  text_cost_by_class: Record<TextCostClass, number>;
   tasks: number;
   task_cost: number;
 }
 
-export interface TextSpend {
-  key_id: string;
-  calls: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost: number;
-}
+export const TEXT_COST_CLASSES = ['input', 'cache_read', 'cache_write', 'output'] as const;
+export type TextCostClass = (typeof TEXT_COST_CLASSES)[number];
+
+/** The sums of one key's text calls (usage rows); every field adds up across row ranges. */
+export const TEXT_SPEND_SUMS = ['calls', 'input_tokens', 'output_tokens', 'cost', 'cache_read_tokens', 'cache_write_tokens', 'input_cost', 'cache_read_cost', 'cache_write_cost', 'output_cost'] as const;
+export type TextSpend = { key_id: string } & Record<(typeof TEXT_SPEND_SUMS)[number], number>;
 
 /**
  * What each of an account's keys has spent on text calls with a usage row id above `afterId`, and
  * the highest id summed (`afterId` when there is none). Usage rows are only ever inserted, so sums
  * can be carried forward from one id on. The first sum reads the covering index alone
- * (0014_key_spend_index). A later one (SQLite only: see key-spend.ts) seeks the ids after `afterId`
+ * (0015_key_spend_index). A later one (SQLite only: see key-spend.ts) seeks the ids after `afterId`
  * in `usage_user`, which SQLite's planner would not pick over the covering index by itself.
  */
 export async function textSpendByKey(db: Kysely<Database>, userId: string, afterId = 0): Promise<{ byKey: TextSpend[]; throughId: number }> {
-  const sums = sql`key_id, count(*) as calls, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens, sum(cost) as cost, max(id) as last_id`;
+  const columns = TEXT_SPEND_SUMS.filter((c) => c !== 'calls').map((c) => `sum(${c}) as ${c}`).join(', ');
+  const sums = sql.raw(`key_id, count(*) as calls, ${columns}, max(id) as last_id`);
   const query =
     afterId > 0
       ? sql<SpendRow>`select ${sums} from usage indexed by usage_user where user_id = ${userId} and id > ${afterId} group by key_id`
       : sql<SpendRow>`select ${sums} from usage where user_id = ${userId} group by key_id`;
   const { rows } = await query.execute(db);
-  const byKey = rows.map((r) => ({ key_id: r.key_id, calls: Number(r.calls), input_tokens: Number(r.input_tokens ?? 0), output_tokens: Number(r.output_tokens ?? 0), cost: Number(r.cost ?? 0) }));
+  const byKey = rows.map((r) => Object.fromEntries([['key_id', r.key_id], ...TEXT_SPEND_SUMS.map((c) => [c, Number(r[c] ?? 0)])]) as TextSpend);
   return { byKey, throughId: rows.reduce((max, r) => Math.max(max, Number(r.last_id)), afterId) };
 }
 
-type SpendRow = { key_id: string; calls: number | string; input_tokens: number | string | null; output_tokens: number | string | null; cost: number | string | null; last_id: number | string };
+type SpendRow = { key_id: string; last_id: number | string } & Record<(typeof TEXT_SPEND_SUMS)[number], number | string | null>;
 
 /** What each of an account's keys has spent on tasks (settled cost; a running task counts zero). */
 export async function taskSpendByKey(db: Kysely<Database>, userId: string): Promise<{ key_id: string; count: number; cost: number }[]> {

@@ -27,6 +27,14 @@ const STOP_REASON: Record<FinishReason, string> = { stop: 'end_turn', max_tokens
 
 export const messageId = () => newId('msg');
 
+/** The messages format's usage: input_tokens is the uncached prompt, the cache classes beside it. */
+export const messagesUsage = (usage: TextUsage) => ({
+  input_tokens: usage.input,
+  cache_creation_input_tokens: usage.cache_write,
+  cache_read_input_tokens: usage.cache_read,
+  output_tokens: usage.output,
+});
+
 export function messageResponse(id: string, model: string, text: string, finish: FinishReason, stopSequence: string | null, usage: TextUsage) {
   return {
     id,
@@ -36,7 +44,7 @@ export function messageResponse(id: string, model: string, text: string, finish:
     model,
     stop_reason: STOP_REASON[finish],
     stop_sequence: stopSequence,
-    usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens },
+    usage: messagesUsage(usage),
   };
 }
 
@@ -49,10 +57,10 @@ export const streamEvents = {
       ['ping', { type: 'ping' }],
     ] as const,
   delta: (text: string) => ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }] as const,
-  end: (finish: FinishReason, stopSequence: string | null, outputTokens: number) =>
+  end: (finish: FinishReason, stopSequence: string | null, usage: TextUsage) =>
     [
       ['content_block_stop', { type: 'content_block_stop', index: 0 }],
-      ['message_delta', { type: 'message_delta', delta: { stop_reason: STOP_REASON[finish], stop_sequence: stopSequence }, usage: { output_tokens: outputTokens } }],
+      ['message_delta', { type: 'message_delta', delta: { stop_reason: STOP_REASON[finish], stop_sequence: stopSequence }, usage: messagesUsage(usage) }],
       ['message_stop', { type: 'message_stop' }],
     ] as const,
 };

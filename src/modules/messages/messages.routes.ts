@@ -6,7 +6,6 @@ import { bodyModel, keyGuard } from '../../http/auth.ts';
 import { badGateway, badRequest } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
-import { RequestSignal } from '../../http/call-signal.ts';
 import { countPromptTokens, generateText, streamText, type TextCall } from '../text/text.service.ts';
 import { promptTokens } from '../text/tokens.ts';
 import { fromMessages, messageId, messageResponse, streamEvents } from './messages.mapping.ts';
@@ -83,7 +82,8 @@ export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 }
 
 async function stream(ctx: AppContext, call: TextCall, id: string, request: FastifyRequest, reply: FastifyReply) {
-  const signal = new RequestSignal();
+  // Listening from the start: a caller gone before the first token stops the upstream call too.
+  const signal = clientGone(reply);
   const chunks = streamText(ctx, call, signal);
   // Routing, the hold and the upstream's first answer come before the first byte: their errors
   // still get a status code and the error envelope.
@@ -104,7 +104,7 @@ async function stream(ctx: AppContext, call: TextCall, id: string, request: Fast
         const [name, data] = streamEvents.delta(chunk.text);
         if (!events.send(data, name)) await events.drained();
       } else if (chunk.type === 'end') {
-        for (const [name, data] of streamEvents.end(chunk.finish, chunk.stopSequence, chunk.usage.outputTokens)) events.send(data, name);
+        for (const [name, data] of streamEvents.end(chunk.finish, chunk.stopSequence, chunk.usage)) events.send(data, name);
       }
     }
   } catch (err) {

@@ -46,7 +46,12 @@ export const MessagesResponse = Type.Object(
     model: Type.String(),
     stop_reason: Type.Union([Type.String(), Type.Null()]),
     stop_sequence: Type.Union([Type.String(), Type.Null()]),
-    usage: Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer() }),
+    usage: Type.Object({
+      input_tokens: Type.Integer({ description: 'The prompt tokens read uncached' }),
+      cache_creation_input_tokens: Type.Optional(Type.Integer({ description: 'The prompt tokens written into the prompt cache' })),
+      cache_read_input_tokens: Type.Optional(Type.Integer({ description: 'The prompt tokens read from the prompt cache' })),
+      output_tokens: Type.Integer(),
+    }),
   },
   { $id: 'MessagesResponse' },
 );

@@ -2,6 +2,7 @@ import type { Insertable } from 'kysely';
 import type { TextHoldsTable, UsageTable } from '../../db/types.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import type { TextUsage } from '../text/text.types.ts';
+import type { UsageCost } from '../billing/usage-cost.ts';
 import type { TextSettle } from './ops.ts';
 import type { TextFloat } from './float.ts';
 
@@ -50,23 +51,39 @@ export function heldCall(request: HoldRequest): HeldCall {
 /** A ledger movement of a `text_holds` row (built whole: a spread that adds a key costs ~1 µs on Node 20). */
 export const movementOf = (hold: HeldCall, amount: number, note?: string) => ({ userId: hold.user_id, keyId: hold.key_id, keyLimited: hold.key_limited === 1, amount, ref: hold.call_id, note });
 
-/** A call's usage row (for the console and the per-call charges). */
-export function usageRow(hold: HeldCall, cost: number, usage: TextUsage, status: TextOutcome): Insertable<UsageTable> {
+/** The cost of a call that is charged nothing. */
+export const NO_COST: Readonly<UsageCost> = Object.freeze({ total: 0, input: 0, cache_read: 0, cache_write: 0, output: 0 });
+
+/** A call's usage row (for the console and the per-call charges): each class's tokens and cost. */
+export function usageRow(hold: HeldCall, cost: UsageCost, usage: TextUsage, status: TextOutcome): Insertable<UsageTable> {
   return {
     user_id: hold.user_id,
     key_id: hold.key_id,
     model: hold.model,
     endpoint: hold.endpoint,
     request_id: hold.request_id,
-    input_tokens: usage.inputTokens,
-    output_tokens: usage.outputTokens,
-    cost,
+    input_tokens: usage.input,
+    output_tokens: usage.output,
+    cost: cost.total,
     status,
     created_at: Date.now(),
+    cache_read_tokens: usage.cache_read,
+    cache_write_tokens: usage.cache_write,
+    reasoning_tokens: usage.reasoning ?? 0,
+    input_cost: cost.input,
+    cache_read_cost: cost.cache_read,
+    cache_write_cost: cost.cache_write,
+    output_cost: cost.output,
   };
 }
 
-/** The settlement of a call that held alone: the unused part of its hold back, and its usage row. */
-export function settleOp(hold: HeldCall, cost: number, usage: TextUsage, status: TextOutcome): TextSettle {
-  return { kind: 'settle', callId: hold.call_id, movement: movementOf(hold, hold.amount - cost, `text ${status}`), usage: usageRow(hold, cost, usage, status) };
+/**
+ * The settlement of a call that held alone: the unused part of its hold back, and its usage row.
+ * A call that used more than it held is charged the difference as an overrun, never capped: the
+ * upstream bills every token it reported, so the caller pays for them, below zero if need be.
+ */
+export function settleOp(hold: HeldCall, cost: UsageCost, usage: TextUsage, status: TextOutcome): TextSettle {
+  const over = cost.total - hold.amount;
+  const movement = over > 0 ? movementOf(hold, over, `text ${status}: used ${cost.total} units, ${over} more than its hold`) : movementOf(hold, -over, `text ${status}`);
+  return { kind: 'settle', callId: hold.call_id, movement, overrun: over > 0, usage: usageRow(hold, cost, usage, status) };
 }

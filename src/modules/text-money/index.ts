@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/types.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import type { TextUsage } from '../text/text.types.ts';
+import type { UsageCost } from '../billing/usage-cost.ts';
 import type { CallMoney, HoldRequest, TextOutcome } from './call-money.ts';
 import type { Pending, PendingOf } from './pending.ts';
 import { TextMoneyBook, type TextMoneyDeps } from './text-money.ts';
@@ -23,8 +24,11 @@ export interface TextMoney {
    * key, as nearly every call's does: an await would cost each call a turn of the microtask queue.
    */
   hold(call: HoldRequest): CallMoney | Promise<CallMoney>;
-  /** Charges what the call cost (at most its hold; nothing when it failed) and gives back the rest. Written soon, never waited for. */
-  settle(money: CallMoney, cost: number, usage: TextUsage, status: TextOutcome): void;
+  /**
+   * Charges what the call cost (nothing when it failed) and gives back the rest of its hold; a cost
+   * beyond the hold is charged too, below zero if need be. Written soon, never waited for.
+   */
+  settle(money: CallMoney, cost: UsageCost, usage: TextUsage, status: TextOutcome): void;
   /** Gives a failed call's whole hold back. */
   release(money: CallMoney): void;
   /** Per account or key, what open holds have taken and not spent; `db` may be a transaction to read in. */

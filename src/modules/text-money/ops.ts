@@ -8,18 +8,20 @@ import type { Movement } from '../billing/ledger-rows.ts';
 // a process's float (floats.ts) is a spend, and the float itself a hold, releases and a close.
 
 export type TextHold = { kind: 'hold'; movement: Movement; hold: Insertable<TextHoldsTable> };
-export type TextSettle = { kind: 'settle'; movement: Movement; usage: Insertable<UsageTable>; callId: string };
+/** `overrun`: the call used more than its hold, and `movement` charges the rest (else it gives back what was not used). */
+export type TextSettle = { kind: 'settle'; movement: Movement; usage: Insertable<UsageTable>; callId: string; overrun?: boolean };
 /** A call settled from a float: its cost is added to the float's `spent`; no ledger row until the float closes. */
 export type TextSpend = { kind: 'spend'; callId: string; cost: number; usage: Insertable<UsageTable>; keyId: string };
 /** Gives back `movement.amount` of a float's unspent money now; the float stays open, smaller. */
 export type TextRelease = { kind: 'release'; callId: string; movement: Movement };
-/** Closes a float: deletes its row and gives back what it did not spend (an amount only the row knows). */
-export type TextClose = { kind: 'close'; callId: string; movement: Movement };
+/** Closes a float: deletes its row and gives back what it did not spend (an amount only the row knows), or charges what its calls spent beyond it (`overrun`). */
+export type TextClose = { kind: 'close'; callId: string; movement: Movement; overrun?: boolean };
 export type TextFloatOp = TextSpend | TextRelease | TextClose;
 export type TextMoneyOp = TextHold | TextSettle | TextFloatOp;
 
 /** The op as written: a close learns from the row how much it gives back. */
-export const withRefund = (op: TextClose, unspent: number): TextClose => ({ ...op, movement: { ...op.movement, amount: unspent } });
+export const withRefund = (op: TextClose, unspent: number): TextClose =>
+  unspent >= 0 ? { ...op, movement: { ...op.movement, amount: unspent } } : { ...op, overrun: true, movement: { ...op.movement, amount: -unspent, note: `${op.movement.note ?? 'text float closed'}: its calls used ${-unspent} more than it held` } };
 
 /** A settlement that came after its hold had already been settled (and refunded) by the sweeper. */
 export class HoldAlreadySettled extends Error {
@@ -36,7 +38,13 @@ export const holdsOf = (ops: TextMoneyOp[]) => ops.filter((op): op is TextHold =
 
 /** The ledger movement of an op that went through (a spend has none: its float's hold already took the money). */
 export const asLedgerOp = (op: TextMoneyOp): LedgerOp[] =>
-  op.kind === 'hold' ? [{ op: 'debit', kind: 'hold', movement: op.movement }] : op.kind === 'spend' ? [] : [{ op: 'refund', movement: op.movement }];
+  op.kind === 'hold'
+    ? [{ op: 'debit', kind: 'hold', movement: op.movement }]
+    : op.kind === 'spend'
+      ? []
+      : op.kind !== 'release' && op.overrun
+        ? [{ op: 'debit', kind: 'overrun', movement: op.movement }]
+        : [{ op: 'refund', movement: op.movement }];
 
 /**
  * Settlements of a call that an earlier op in the same batch already settles (the sweeper and the

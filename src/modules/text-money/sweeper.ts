@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { GroupCommit } from '../../db/group-commit.ts';
 import type { Database, TextHoldsTable } from '../../db/types.ts';
 import { NOTHING_USED } from '../text/text.types.ts';
-import { movementOf, settleOp } from './call-money.ts';
+import { movementOf, NO_COST, settleOp } from './call-money.ts';
 import { FLOAT_ENDPOINT } from './floats.ts';
 import { HoldAlreadySettled, type TextClose, type TextMoneyOp } from './ops.ts';
 import type { TextMoneyBook } from './text-money.ts';
@@ -29,7 +29,7 @@ const closeOp = (row: Selectable<TextHoldsTable>): TextClose => ({ kind: 'close'
 
 export async function sweepLostHolds(deps: SweepDeps, now = Date.now()): Promise<number> {
   const rows = await deps.db.selectFrom('text_holds').selectAll().where('created_at', '<', now - deps.maxAgeMs).orderBy('created_at').limit(BATCH).execute();
-  const outcomes = await Promise.allSettled(rows.map((row) => deps.commits.add(row.endpoint === FLOAT_ENDPOINT ? closeOp(row) : settleOp(row, 0, NOTHING_USED, 'lost'))));
+  const outcomes = await Promise.allSettled(rows.map((row) => deps.commits.add(row.endpoint === FLOAT_ENDPOINT ? closeOp(row) : settleOp(row, NO_COST, NOTHING_USED, 'lost'))));
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected' && !(o.reason instanceof HoldAlreadySettled));
   if (failed) throw failed.reason;
   const settled = outcomes.filter((o) => o.status === 'fulfilled').length;

@@ -16,11 +16,18 @@ export const USAGE_TABLE = [
   ['model', 'text'],
   ['endpoint', 'text'],
   ['request_id', 'text'],
-  ['input_tokens', 'int'],
-  ['output_tokens', 'int'],
+  ['input_tokens', 'bigint'],
+  ['output_tokens', 'bigint'],
   ['cost', 'bigint'],
   ['status', 'text'],
   ['created_at', 'bigint'],
+  ['cache_read_tokens', 'bigint'],
+  ['cache_write_tokens', 'bigint'],
+  ['reasoning_tokens', 'bigint'],
+  ['input_cost', 'bigint'],
+  ['cache_read_cost', 'bigint'],
+  ['cache_write_cost', 'bigint'],
+  ['output_cost', 'bigint'],
 ] as const satisfies Described<Insertable<UsageTable>>;
 
 /** Every column of `text_holds` but `spent`, which a new row leaves at its default, 0. */

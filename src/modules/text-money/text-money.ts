@@ -8,7 +8,8 @@ import type { CachedKey } from '../../lib/key-cache.ts';
 import { newId } from '../../lib/ids.ts';
 import { InsufficientFunds } from '../billing/ledger.ts';
 import { NOTHING_USED, type TextUsage } from '../text/text.types.ts';
-import { heldCall, movementOf, settleOp, usageRow, type CallMoney, type HeldCall, type HoldRequest, type TextOutcome } from './call-money.ts';
+import { heldCall, movementOf, NO_COST, settleOp, usageRow, type CallMoney, type HeldCall, type HoldRequest, type TextOutcome } from './call-money.ts';
+import type { UsageCost } from '../billing/usage-cost.ts';
 import { writeTextMoneyCarefully } from './careful.ts';
 import { TextFloat } from './float.ts';
 import { TextFloats } from './floats.ts';
@@ -74,11 +75,12 @@ export class TextMoneyBook extends GroupCommit<TextMoneyOp> implements TextMoney
    * sweeper gives it back in full (as for a call cut off mid-way). A call taken from a float settles
    * as a spend of that float (floats.ts).
    */
-  settle(money: CallMoney, cost: number, usage: TextUsage, status: TextOutcome): void {
+  settle(money: CallMoney, cost: UsageCost, usage: TextUsage, status: TextOutcome): void {
     const { hold, float } = money;
-    const charged = status === 'failed' ? 0 : Math.min(hold.amount, cost);
+    // Never capped at the hold: what the upstream reported is what the call used (settleOp charges the overrun).
+    const charged = status === 'failed' ? NO_COST : cost;
     if (float) {
-      const spend: TextSpend = { kind: 'spend', callId: float.id, cost: charged, usage: usageRow(hold, charged, usage, status), keyId: hold.key_id };
+      const spend: TextSpend = { kind: 'spend', callId: float.id, cost: charged.total, usage: usageRow(hold, charged, usage, status), keyId: hold.key_id };
       this.floats.spend(float, hold.amount, spend, (err) => this.settleFailed(hold, float, err));
     } else {
       this.addSoon(settleOp(hold, charged, usage, status)).catch((err) => this.settleFailed(hold, undefined, err));
@@ -86,7 +88,7 @@ export class TextMoneyBook extends GroupCommit<TextMoneyOp> implements TextMoney
   }
 
   release(money: CallMoney): void {
-    this.settle(money, 0, NOTHING_USED, 'failed');
+    this.settle(money, NO_COST, NOTHING_USED, 'failed');
   }
 
   pendingFor(who: PendingOf, db: Kysely<Database> = this.deps.db) {

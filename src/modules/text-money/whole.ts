@@ -119,7 +119,7 @@ type WriteWhole = (ops: TextMoneyOp[]) => Promise<(Error | undefined)[]>;
 
 /** Each movement column's value for an op of the statement: a call's hold debits, its settlement refunds. */
 const MOVEMENT_VALUES: Record<MovementColumn, (op: TextHold | TextSettle) => unknown> = {
-  kind: (op) => (op.kind === 'hold' ? 'hold' : 'refund'),
+  kind: (op) => (op.kind === 'hold' ? 'hold' : op.overrun ? 'overrun' : 'refund'),
   user_id: (op) => op.movement.userId,
   key_id: (op) => op.movement.keyId ?? null,
   key_limited: (op) => (op.movement.keyId && op.movement.keyLimited ? 1 : 0),
@@ -155,7 +155,7 @@ export function writeTextMoneyWhole(db: Kysely<Database>): WriteWhole | undefine
     const settles = settlesOf(ops);
     const usage = USAGE_COLUMNS.map((column) => settles.map((op) => op.usage[column]));
     const holds = HOLD_COLUMNS.map((column) => holdsOf(ops).map((op) => op.hold[column]));
-    const rows = (await run('gateway_text_money_v2', TEXT_MONEY_STATEMENT, [...movements, ...usage, settles.map((op) => op.callId), ...holds, Date.now()])) as { taken: string[] }[];
+    const rows = (await run('gateway_text_money_v3', TEXT_MONEY_STATEMENT, [...movements, ...usage, settles.map((op) => op.callId), ...holds, Date.now()])) as { taken: string[] }[];
     const taken = new Set(rows[0]?.taken ?? []);
     return outcomes(all, (op) => taken.has((op as TextSettle).callId) && !repeated.has(op));
   };

@@ -24,7 +24,8 @@ export function holdFor(ctx: AppContext, call: TextCall): CallMoney | Promise<Ca
   return money instanceof Promise ? money.catch((err) => Promise.reject(asPaymentRequired(err, call))) : money;
 }
 
-export const costOf = (ctx: AppContext, call: TextCall, usage: TextUsage) => ctx.pricing.tokenUnits(call.request.model, usage.inputTokens, usage.outputTokens);
+/** What the call's usage costs, class by class, at the model's prices now. */
+export const costOf = (ctx: AppContext, call: TextCall, usage: TextUsage) => ctx.pricing.usageCost(call.request.model, usage);
 
 const asPaymentRequired = (err: unknown, call: TextCall) =>
   err instanceof InsufficientFunds ? paymentRequired(`Insufficient ${err.payer === 'account' ? 'account balance' : 'key quota'} for the prompt plus ${call.request.maxTokens} output tokens`) : err;

@@ -1,4 +1,5 @@
 import { badRequest } from '../../http/errors.ts';
+import { promptTokens as promptOf } from '../../core/usage.ts';
 import type { NativeRequest } from './native.schemas.ts';
 import type { FinishReason, TextMessage, TextPart, TextRequest, TextUsage } from './text.types.ts';
 import { IMAGE_TOKENS } from './tokens.ts';
@@ -43,14 +44,18 @@ const FINISH: Record<FinishReason, string> = { stop: 'STOP', stop_sequence: 'STO
 
 function usageMetadata(request: TextRequest, usage: TextUsage) {
   const images = request.messages.flatMap((m) => m.parts).filter((p) => p.type === 'image').length;
-  const imageTokens = Math.min(usage.inputTokens, images * IMAGE_TOKENS);
-  const details = [{ modality: 'TEXT', tokenCount: usage.inputTokens - imageTokens }];
+  // The Gemini format counts cached tokens inside the prompt and thinking beside the candidates.
+  const prompt = promptOf(usage);
+  const thoughts = Math.min(usage.reasoning ?? 0, usage.output);
+  const imageTokens = Math.min(prompt, images * IMAGE_TOKENS);
+  const details = [{ modality: 'TEXT', tokenCount: prompt - imageTokens }];
   if (images > 0) details.push({ modality: 'IMAGE', tokenCount: imageTokens });
   return {
-    promptTokenCount: usage.inputTokens,
-    candidatesTokenCount: usage.outputTokens,
-    totalTokenCount: usage.inputTokens + usage.outputTokens,
-    thoughtsTokenCount: 0,
+    promptTokenCount: prompt,
+    candidatesTokenCount: usage.output - thoughts,
+    totalTokenCount: prompt + usage.output,
+    thoughtsTokenCount: thoughts,
+    ...(usage.cache_read > 0 ? { cachedContentTokenCount: usage.cache_read } : {}),
     promptTokensDetails: details,
   };
 }

@@ -7,7 +7,6 @@ import { notFound, serviceUnavailable } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { declareSurface, GEMINI_SURFACE } from '../../http/surface.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
-import { RequestSignal } from '../../http/call-signal.ts';
 import { fromNative, nativeResponse } from './native.mapping.ts';
 import { NativeRequest, NativeResponse } from './native.schemas.ts';
 import { countPromptTokens, generateText, streamText, type TextCall } from './text.service.ts';
@@ -71,7 +70,8 @@ async function stream(ctx: AppContext, call: TextCall, request: FastifyRequest, 
     return shape(chunks);
   }
   // Routing and the hold happen before the first byte, so their errors still get a status code.
-  const signal = new RequestSignal();
+  // Listening from the start: a caller gone before the first token stops the upstream call too.
+  const signal = clientGone(reply);
   const chunks = streamText(ctx, call, signal);
   const first = await chunks.next();
   const events = startSse(request, reply, signal, ctx.config.http.streamStallMs);

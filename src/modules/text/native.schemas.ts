@@ -48,6 +48,7 @@ export const NativeResponse = Type.Object({
     candidatesTokenCount: Type.Integer(),
     totalTokenCount: Type.Integer(),
     thoughtsTokenCount: Type.Integer(),
+    cachedContentTokenCount: Type.Optional(Type.Integer({ description: 'The part of promptTokenCount read from a cache' })),
     promptTokensDetails: Type.Array(Type.Object({ modality: Type.String(), tokenCount: Type.Integer() })),
   }),
 });

@@ -6,9 +6,10 @@ import { upstreamModel } from '../channels/channels.service.ts';
 import type { TextOutcome } from '../text-money/index.ts';
 import { costOf, holdFor } from './call-price.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from './text.types.ts';
-import { TextUpstreamUnavailable } from './text.types.ts';
+import { NOTHING_USED, TextUpstreamUnavailable } from './text.types.ts';
+import { argumentsText } from './tool-text.ts';
 import { sizePrompt } from './prompt-size.ts';
-import { promptTokens, textTokens } from './tokens.ts';
+import { usageOf, type ReportedUsage } from './tokens.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 
 export interface TextCall {
@@ -89,7 +90,12 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
       return result;
     } catch (err) {
       if (err instanceof TextUpstreamUnavailable) continue;
-      ctx.textMoney.release(money);
+      if (signal.aborted) {
+        // The caller left while the upstream worked on a prompt it had received: the prompt is paid
+        // (our count: the upstream's own never came), and the upstream call was stopped.
+        const counted = usageOf(undefined, call.request, '');
+        ctx.textMoney.settle(money, costOf(ctx, call, counted), counted, 'aborted');
+      } else ctx.textMoney.release(money);
       throw err;
     }
   }
@@ -109,6 +115,9 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
   // Forwarded events are read for their text only if the call ends without the upstream's usage.
   const forwarded: { text(): string }[] = [];
   let usage: TextUsage | undefined;
+  // What the upstream reported before its end (message_start's prompt): paid if the stream breaks off.
+  let reported: ReportedUsage | undefined;
+  let started = false;
   let status: TextOutcome = 'failed';
   try {
     for (const route of candidates) {
@@ -120,11 +129,17 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
         if (err instanceof TextUpstreamUnavailable) continue;
         throw err;
       }
+      // The upstream answered: it has the prompt, and from here a cut still pays for it.
+      started = true;
       for (let step = first; !step.done; step = await iterator.next()) {
         const chunk = step.value;
         if (chunk.type === 'delta') produced += chunk.text;
         else if (chunk.type === 'events') forwarded.push(chunk);
-        else if (chunk.type === 'end') usage = chunk.usage;
+        else if (chunk.type === 'tools') produced += argumentsText(chunk.calls);
+        else if (chunk.type === 'usage') {
+          reported = chunk.usage;
+          continue;
+        } else if (chunk.type === 'end') usage = chunk.usage;
         yield chunk;
       }
       status = usage ? 'ok' : 'aborted';
@@ -133,8 +148,12 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
     throw call.allDown();
   } finally {
     if (signal.aborted && status !== 'ok') status = 'aborted';
+    if ((started || signal.aborted) && status === 'failed') status = 'aborted';
     if (!usage) produced += forwarded.map((events) => events.text()).join('');
-    const counted = usage ?? { inputTokens: status === 'failed' ? 0 : promptTokens(call.request), outputTokens: textTokens(produced) };
-    ctx.textMoney.settle(money, costOf(ctx, call, counted), counted, produced && status === 'failed' ? 'aborted' : status);
+    // Without the upstream's final usage: what it reported so far, else our count of the prompt it
+    // received and of what it produced. A call no upstream answered pays nothing.
+    const counted = usage ?? (started || signal.aborted ? usageOf(reported, call.request, produced) : NOTHING_USED);
+    if (status === 'failed') ctx.textMoney.release(money);
+    else ctx.textMoney.settle(money, costOf(ctx, call, counted), counted, status);
   }
 }

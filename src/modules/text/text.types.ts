@@ -1,4 +1,6 @@
 import type { CallSignal } from '../../http/call-signal.ts';
+import { NO_USAGE, type UsageClasses } from '../../core/usage.ts';
+import type { ReportedUsage } from './tokens.ts';
 
 // The neutral shape every text endpoint is translated to and every text provider speaks, so the
 // native content/parts endpoint and the messages endpoint share billing and providers.
@@ -18,6 +20,11 @@ export interface TextRequest {
   temperature?: number;
   stopSequences?: string[];
   topP?: number;
+  /**
+   * What goes upstream besides system and messages, as text (a chat caller's tool definitions, tool
+   * turns, response_format): counted in the hold's estimate and the model's input limit.
+   */
+  promptExtra?: string;
   /** Fields of the caller's format that a same-format upstream receives unchanged. */
   passthrough?: Record<string, unknown>;
   /**
@@ -34,13 +41,11 @@ export interface TextRequest {
 
 export type FinishReason = 'stop' | 'max_tokens' | 'stop_sequence' | 'tool_calls';
 
-export interface TextUsage {
-  inputTokens: number;
-  outputTokens: number;
-}
+/** A call's usage by token class (core/usage.ts): `input` is the uncached prompt only. */
+export type TextUsage = UsageClasses;
 
 /** The usage of a call that produced nothing (failed, or lost with its process). */
-export const NOTHING_USED: Readonly<TextUsage> = { inputTokens: 0, outputTokens: 0 };
+export const NOTHING_USED: Readonly<TextUsage> = NO_USAGE;
 
 export interface TextResult {
   text: string;
@@ -58,7 +63,12 @@ export type TextChunk =
   | { type: 'tools'; calls: unknown[] }
   /** A same-format upstream's whole events, as bytes to write at once (see TextRequest.messagesEvents); `text()` reads their text. */
   | { type: 'events'; parts: Buffer[]; text(): string }
-  | { type: 'end'; finish: FinishReason; stopSequence: string | null; usage: TextUsage };
+  | { type: 'end'; finish: FinishReason; stopSequence: string | null; usage: TextUsage }
+  /**
+   * What the upstream reported of the usage so far (a messages stream's message_start): what the
+   * call pays if the stream breaks off before its end. Read by the text service, never sent on.
+   */
+  | { type: 'usage'; usage: ReportedUsage };
 
 export interface TextProvider {
   generate(request: TextRequest, signal: CallSignal): Promise<TextResult>;

@@ -1,15 +1,20 @@
+import type { UsageClasses } from '../../core/usage.ts';
+import { imageTokens } from './image-tokens.ts';
 import { countText } from './token-count.ts';
 import type { TextMessage, TextRequest } from './text.types.ts';
 
 // Token counts for billing when an upstream reports none, and for the simulator: a real BPE
-// tokenizer from npm (token-count.ts); an image counts as a fixed 258 tokens.
+// tokenizer from npm (token-count.ts); an image counts by its size (image-tokens.ts). A prompt is
+// everything sent upstream: system, messages and what a chat caller sends besides them (tool
+// definitions, tool turns, response_format: `promptExtra`).
 
+/** The tokens of the smallest image (one Gemini tile). */
 export const IMAGE_TOKENS = 258;
 
 // One call asks for its prompt's count several times (the hold, the stream's first event, an
 // upstream without usage, the simulator), through copies of the request that share its messages:
 // the count is kept per messages array, which nothing changes after parsing.
-const counted = new WeakMap<TextMessage[], { system: string | undefined; tokens: number }>();
+const counted = new WeakMap<TextMessage[], { system: string | undefined; extra: string | undefined; tokens: number }>();
 
 // Chat clients send the whole conversation (and the same system prompt) on every turn: the count
 // of each text seen recently is kept, bounded in entries and in characters (cleared when full: the
@@ -48,9 +53,11 @@ export interface Uncounted {
 }
 
 /** The prompt's count when known, else what is left to count (nothing is counted here). */
-export function uncounted(request: Pick<TextRequest, 'system' | 'messages'>): number | Uncounted {
+type Prompt = Pick<TextRequest, 'system' | 'messages' | 'promptExtra'>;
+
+export function uncounted(request: Prompt): number | Uncounted {
   const whole = counted.get(request.messages);
-  if (whole && whole.system === request.system) return whole.tokens;
+  if (whole && whole.system === request.system && whole.extra === request.promptExtra) return whole.tokens;
   const left: Uncounted = { known: 0, texts: [], units: 0 };
   const add = (text: string) => {
     const tokens = textCounts.get(text);
@@ -61,23 +68,24 @@ export function uncounted(request: Pick<TextRequest, 'system' | 'messages'>): nu
     }
   };
   if (request.system) add(request.system);
+  if (request.promptExtra) add(request.promptExtra);
   for (const message of request.messages) {
     for (const part of message.parts) {
       if (part.type === 'text') add(part.text);
-      else left.known += IMAGE_TOKENS;
+      else left.known += imageTokens(part.data);
     }
   }
   return left;
 }
 
 /** Keeps the counts of a prompt counted elsewhere (the token thread): `counts` are those of `left.texts`. */
-export function rememberPrompt(request: Pick<TextRequest, 'system' | 'messages'>, left: Uncounted, counts: number[]): number {
+export function rememberPrompt(request: Prompt, left: Uncounted, counts: number[]): number {
   let tokens = left.known;
   left.texts.forEach((text, i) => {
     tokens += counts[i]!;
     remember(text, counts[i]!);
   });
-  counted.set(request.messages, { system: request.system, tokens });
+  counted.set(request.messages, { system: request.system, extra: request.promptExtra, tokens });
   return tokens;
 }
 
@@ -85,14 +93,15 @@ export function rememberPrompt(request: Pick<TextRequest, 'system' | 'messages'>
  * The prompt's count, counted here on the event loop where not known: for prompts that are small
  * or were sized already (prompt-size.ts does the sizing before any money moves).
  */
-export function promptTokens(request: Pick<TextRequest, 'system' | 'messages'>): number {
+export function promptTokens(request: Prompt): number {
   const known = counted.get(request.messages);
-  if (known && known.system === request.system) return known.tokens;
+  if (known && known.system === request.system && known.extra === request.promptExtra) return known.tokens;
   let tokens = request.system ? countCached(request.system) : 0;
+  if (request.promptExtra) tokens += countCached(request.promptExtra);
   for (const message of request.messages) {
-    for (const part of message.parts) tokens += part.type === 'text' ? countCached(part.text) : IMAGE_TOKENS;
+    for (const part of message.parts) tokens += part.type === 'text' ? countCached(part.text) : imageTokens(part.data);
   }
-  counted.set(request.messages, { system: request.system, tokens });
+  counted.set(request.messages, { system: request.system, extra: request.promptExtra, tokens });
   return tokens;
 }
 
@@ -101,4 +110,26 @@ export const textTokens = (text: string) => countText(text);
 /** An upstream's token count when it is one (a non-negative integer); else undefined, and ours is used. */
 export function reportedTokens(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** What an upstream reported of a call's usage, class by class (a class it did not report is undefined). */
+export type ReportedUsage = Partial<UsageClasses>;
+
+/**
+ * A call's usage: each class the upstream reported, our count where it reported none: the prompt
+ * (less what it said was cached) and what was produced (text and tool-call arguments).
+ */
+export function usageOf(reported: ReportedUsage | undefined, request: Prompt, produced: string | (() => string)): UsageClasses {
+  const cache_read = reported?.cache_read ?? 0;
+  const cache_write = reported?.cache_write ?? 0;
+  const input = reported?.input ?? Math.max(0, promptTokens(request) - cache_read - cache_write);
+  const output = reported?.output ?? textTokens(typeof produced === 'string' ? produced : produced());
+  return reported?.reasoning !== undefined ? { input, cache_read, cache_write, output, reasoning: reported.reasoning } : { input, cache_read, cache_write, output };
+}
+
+/** Later counts of a stream over earlier ones (a class an event does not report keeps its earlier count). */
+export function laterUsage(earlier: ReportedUsage | undefined, later: ReportedUsage): ReportedUsage {
+  const out: ReportedUsage = { ...earlier };
+  for (const [name, value] of Object.entries(later) as [keyof UsageClasses, number | undefined][]) if (value !== undefined) out[name] = value;
+  return out;
 }

@@ -1,10 +1,11 @@
 import { badGateway, badRequest } from '../../http/errors.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
-import { promptTokens, reportedTokens, textTokens } from '../../modules/text/tokens.ts';
+import { usageOf, type ReportedUsage } from '../../modules/text/tokens.ts';
+import { argumentsText } from '../../modules/text/tool-text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
-import type { ChatChunk, ChatCompletion, ChatErrorBody } from './chat-completions.answers.ts';
+import { chatClasses, type ChatChunk, type ChatCompletion, type ChatErrorBody } from './chat-completions.answers.ts';
 
 // The chat-completions protocol, the most common upstream: requests, responses, errors and streams
 // are translated both ways. The channel's secret goes upstream and nowhere else.
@@ -73,10 +74,7 @@ export class ChatCompletionsText extends UpstreamText {
       ...(toolCalls ? { toolCalls } : {}),
       finish: finishOf(choice?.finish_reason),
       stopSequence: null,
-      usage: {
-        inputTokens: reportedTokens(json?.usage?.prompt_tokens) ?? promptTokens(request),
-        outputTokens: reportedTokens(json?.usage?.completion_tokens) ?? textTokens(text),
-      },
+      usage: usageOf(json?.usage ? chatClasses(json.usage) : undefined, request, () => text + argumentsText(toolCalls)),
     };
   }
 
@@ -85,7 +83,9 @@ export class ChatCompletionsText extends UpstreamText {
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';
     let finish: FinishReason = 'stop';
-    let usage: { input?: number; output?: number } | undefined;
+    let usage: ReportedUsage | undefined;
+    // Tool-call arguments are produced tokens too: counted when no usage chunk comes.
+    let called = '';
     for await (const data of sseData(response.body)) {
       if (data === '[DONE]') break;
       const json: ChatChunk | null = JSON.parse(data);
@@ -95,12 +95,15 @@ export class ChatCompletionsText extends UpstreamText {
         produced += delta;
         yield { type: 'delta', text: delta };
       }
-      if (Array.isArray(choice?.delta?.tool_calls)) yield { type: 'tools', calls: choice.delta.tool_calls };
+      if (Array.isArray(choice?.delta?.tool_calls)) {
+        called += argumentsText(choice.delta.tool_calls);
+        yield { type: 'tools', calls: choice.delta.tool_calls };
+      }
       if (choice?.finish_reason) finish = finishOf(choice.finish_reason);
       if (json?.error) throw badGateway(`upstream stream failed: ${String(json.error.message ?? 'error')}`);
-      if (json?.usage) usage = { input: reportedTokens(json.usage.prompt_tokens), output: reportedTokens(json.usage.completion_tokens) };
+      if (json?.usage) usage = chatClasses(json.usage);
     }
     // A count the upstream left out (or sent as something else than a count) is ours.
-    yield { type: 'end', finish, stopSequence: null, usage: { inputTokens: usage?.input ?? promptTokens(request), outputTokens: usage?.output ?? textTokens(produced) } };
+    yield { type: 'end', finish, stopSequence: null, usage: usageOf(usage, request, () => produced + called) };
   }
 }

@@ -1,3 +1,5 @@
+import { reportedTokens, type ReportedUsage } from '../../modules/text/tokens.ts';
+
 // The Gemini API's answers as @google/genai types them (GenerateContentResponse, CountTokensResponse,
 // the error envelope); native upstreams answer in the same format. Nothing checks an answer against
 // these shapes on the way in (JSON.parse hands back whatever came): every field is optional, and the
@@ -19,10 +21,31 @@ export interface GeminiPart {
 }
 
 export interface UsageMetadata {
+  /** Every prompt token, the cached ones included. */
   promptTokenCount?: number;
+  /** The part of the prompt served from a cached content. */
+  cachedContentTokenCount?: number;
+  /** The prompt of tool use (search results and such): input too. */
+  toolUsePromptTokenCount?: number;
   candidatesTokenCount?: number;
   thoughtsTokenCount?: number;
   totalTokenCount?: number;
+}
+
+/** usageMetadata's classes: thinking is output (billed so by the Gemini API); undefined when it has no prompt count. */
+export function geminiClasses(meta: UsageMetadata | undefined): ReportedUsage | undefined {
+  const prompt = reportedTokens(meta?.promptTokenCount);
+  if (prompt === undefined) return undefined;
+  const cached = Math.min(reportedTokens(meta?.cachedContentTokenCount) ?? 0, prompt);
+  const candidates = reportedTokens(meta?.candidatesTokenCount);
+  const thoughts = reportedTokens(meta?.thoughtsTokenCount);
+  return {
+    input: prompt - cached + (reportedTokens(meta?.toolUsePromptTokenCount) ?? 0),
+    cache_read: cached,
+    // A prompt count without a candidates count (a cut stream's first event): the output is ours to count.
+    output: candidates === undefined && thoughts === undefined ? undefined : (candidates ?? 0) + (thoughts ?? 0),
+    reasoning: thoughts,
+  };
 }
 
 /** generateContent's answer, and each event of streamGenerateContent. */

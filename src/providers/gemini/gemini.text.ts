@@ -2,9 +2,9 @@ import type { Channel } from '../../db/types.ts';
 import { badGateway, badRequest } from '../../http/errors.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
-import { promptTokens, reportedTokens, textTokens } from '../../modules/text/tokens.ts';
+import { usageOf, type ReportedUsage } from '../../modules/text/tokens.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
-import type { CountTokensAnswer, GeminiError, GenerateContentAnswer } from './gemini.answers.ts';
+import { geminiClasses, type CountTokensAnswer, type GeminiError, type GenerateContentAnswer } from './gemini.answers.ts';
 import { modelPath } from './gemini.http.ts';
 
 // Text on the Gemini API as @google/genai calls it: POST /v1beta/models/{m}:generateContent,
@@ -42,7 +42,7 @@ function toGemini(request: TextRequest) {
  * too); lines are normalized to LF for the SSE reader, and bytes decoded as a stream, so a character
  * split between two network chunks is not broken.
  */
-async function* lineFeeds(body: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+export async function* lineFeeds(body: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let carry = '';
   for await (const chunk of body) {
@@ -88,11 +88,7 @@ export class GeminiText extends UpstreamText {
       text,
       finish: finishOf(data?.candidates?.[0]?.finishReason),
       stopSequence: null,
-      usage: {
-        inputTokens: reportedTokens(data?.usageMetadata?.promptTokenCount) ?? promptTokens(request),
-        // Thinking is billed as output, as the Gemini API bills it.
-        outputTokens: (reportedTokens(data?.usageMetadata?.candidatesTokenCount) ?? textTokens(text)) + (reportedTokens(data?.usageMetadata?.thoughtsTokenCount) ?? 0),
-      },
+      usage: usageOf(geminiClasses(data?.usageMetadata), request, text),
     };
   }
 
@@ -101,7 +97,7 @@ export class GeminiText extends UpstreamText {
     if (response.statusCode >= 400) return refusal(response.statusCode, response.body);
     let produced = '';
     let finish: FinishReason = 'stop';
-    let usage: { inputTokens: number; outputTokens: number } | undefined;
+    let usage: ReportedUsage | undefined;
     for await (const raw of sseData(lineFeeds(response.body))) {
       const data: GenerateContentAnswer | null = JSON.parse(raw);
       if (data?.error) throw badGateway(`upstream stream failed: ${String(data.error.message ?? 'error')}`);
@@ -111,11 +107,10 @@ export class GeminiText extends UpstreamText {
         yield { type: 'delta', text };
       }
       if (data?.candidates?.[0]?.finishReason) finish = finishOf(data.candidates[0].finishReason);
-      const meta = data?.usageMetadata;
-      const input = reportedTokens(meta?.promptTokenCount);
-      if (input !== undefined) usage = { inputTokens: input, outputTokens: (reportedTokens(meta?.candidatesTokenCount) ?? 0) + (reportedTokens(meta?.thoughtsTokenCount) ?? 0) };
+      const now = geminiClasses(data?.usageMetadata);
+      if (now) yield { type: 'usage', usage: (usage = now) };
     }
-    yield { type: 'end', finish, stopSequence: null, usage: usage ?? { inputTokens: promptTokens(request), outputTokens: textTokens(produced) } };
+    yield { type: 'end', finish, stopSequence: null, usage: usageOf(usage, request, produced) };
   }
 
   /** The Gemini API's own count; a system instruction needs the generateContentRequest form. */

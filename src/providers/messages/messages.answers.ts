@@ -1,11 +1,26 @@
+import { reportedTokens, type ReportedUsage } from '../../modules/text/tokens.ts';
+
 // The messages API's answers and stream events as the vendor's SDK types them (Message,
 // RawMessageStreamEvent). Nothing checks one against these shapes on the way in (JSON.parse hands
 // back whatever came): every field is optional, and the code still checks the type of each field
 // where a wrong one would matter.
 
 export interface MessagesUsage {
-  input_tokens?: number;
+  /** The prompt tokens read uncached (null in a message_delta that does not repeat it). */
+  input_tokens?: number | null;
   output_tokens?: number;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+/** A usage object's classes; message_delta's counts are cumulative and may leave some out (null). */
+export function messagesClasses(usage: MessagesUsage | undefined): ReportedUsage {
+  return {
+    input: reportedTokens(usage?.input_tokens),
+    cache_write: reportedTokens(usage?.cache_creation_input_tokens),
+    cache_read: reportedTokens(usage?.cache_read_input_tokens),
+    output: reportedTokens(usage?.output_tokens),
+  };
 }
 
 /** POST /v1/messages without streaming. */

@@ -1,7 +1,7 @@
 import { badGateway } from '../../http/errors.ts';
 import type { FinishReason, TextChunk, TextRequest } from '../../modules/text/text.types.ts';
-import { promptTokens, reportedTokens, textTokens } from '../../modules/text/tokens.ts';
-import type { MessagesEvent } from './messages.answers.ts';
+import { laterUsage, usageOf, type ReportedUsage } from '../../modules/text/tokens.ts';
+import { messagesClasses, type MessagesEvent } from './messages.answers.ts';
 
 // The same-format stream: a messages caller, a messages upstream. Parsing every event into the
 // neutral form and encoding it back cost the gateway ~3/4 of its time per stream (a JSON parse, a
@@ -75,8 +75,8 @@ function eventEnd(block: Buffer, start: number): number {
 
 /** Cuts an upstream's stream into whole events and reads what billing and the caller need. */
 export class MessagesEvents {
-  inputTokens?: number;
-  outputTokens?: number;
+  /** The usage the upstream's message_start and message_delta reported so far. */
+  reported?: ReportedUsage;
   finish: FinishReason = 'stop';
   stopSequence: string | null = null;
   /** The message of the upstream's error event, once one came. */
@@ -131,7 +131,7 @@ export class MessagesEvents {
       } else if (data?.type === 'message_delta') {
         this.finish = FINISH[data.delta?.stop_reason ?? ''] ?? 'stop';
         this.stopSequence = data.delta?.stop_sequence ?? null;
-        this.outputTokens = reportedTokens(data.usage?.output_tokens) ?? this.outputTokens;
+        this.reported = laterUsage(this.reported, messagesClasses(data.usage));
       }
       start = end;
     }
@@ -144,7 +144,7 @@ export class MessagesEvents {
   private renamed(data: MessagesEvent): Buffer {
     this.started = true;
     const message = data.message ?? {};
-    this.inputTokens = reportedTokens(message.usage?.input_tokens) ?? this.inputTokens;
+    this.reported = laterUsage(this.reported, messagesClasses(message.usage));
     return Buffer.from(`event: message_start\ndata: ${JSON.stringify({ ...data, message: { ...message, id: this.rename.id, model: this.rename.model } })}\n\n`);
   }
 }
@@ -156,10 +156,13 @@ export async function* forwardEvents(body: AsyncIterable<Buffer>, request: TextR
     for await (const chunk of body) yield events.take(chunk);
     yield events.rest();
   };
+  let reported: ReportedUsage | undefined;
   for await (const parts of pieces()) {
+    // message_start's usage, paid if the stream breaks off (the reference changes only when an event reported some).
+    if (events.reported !== reported) yield { type: 'usage', usage: (reported = events.reported)! };
     if (parts) yield { type: 'events', parts, text: () => partsText(parts) };
     if (events.failure !== undefined) throw badGateway(`upstream stream failed: ${events.failure}`);
   }
-  const usage = { inputTokens: events.inputTokens ?? promptTokens(request), outputTokens: events.outputTokens ?? textTokens(events.text()) };
+  const usage = usageOf(events.reported, request, () => events.text());
   yield { type: 'end', finish: events.finish, stopSequence: events.stopSequence, usage };
 }

@@ -1,11 +1,11 @@
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
-import { promptTokens, reportedTokens, textTokens } from '../../modules/text/tokens.ts';
+import { laterUsage, usageOf, type ReportedUsage } from '../../modules/text/tokens.ts';
 import { badGateway } from '../../http/errors.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
-import type { MessagesAnswer, MessagesEvent, TextDelta } from './messages.answers.ts';
+import { messagesClasses, type MessagesAnswer, type MessagesEvent, type TextDelta } from './messages.answers.ts';
 import { FINISH, forwardEvents } from './messages.events.ts';
 
 // An upstream that speaks the messages format itself (POST /v1/messages), with the headers the
@@ -45,7 +45,7 @@ export class MessagesText extends UpstreamText {
       text,
       finish: FINISH[json?.stop_reason ?? ''] ?? 'stop',
       stopSequence: json?.stop_sequence ?? null,
-      usage: { inputTokens: reportedTokens(json?.usage?.input_tokens) ?? promptTokens(request), outputTokens: reportedTokens(json?.usage?.output_tokens) ?? textTokens(text) },
+      usage: usageOf(json?.usage ? messagesClasses(json.usage) : undefined, request, text),
     };
   }
 
@@ -54,14 +54,16 @@ export class MessagesText extends UpstreamText {
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     if (request.messagesEvents) return yield* forwardEvents(response.body, request, request.messagesEvents);
     let produced = '';
-    let inputTokens: number | undefined;
-    let outputTokens: number | undefined;
+    let reported: ReportedUsage | undefined;
     let finish: FinishReason = 'stop';
     let stopSequence: string | null = null;
     for await (const data of sseData(response.body)) {
       const event: MessagesEvent = JSON.parse(data);
       if (event.type === 'error') throw badGateway(`upstream stream failed: ${String(event.error?.message ?? 'error')}`);
-      if (event.type === 'message_start') inputTokens = reportedTokens(event.message?.usage?.input_tokens);
+      if (event.type === 'message_start') {
+        reported = laterUsage(reported, messagesClasses(event.message?.usage));
+        yield { type: 'usage', usage: reported };
+      }
       if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta') {
         const { text } = event.delta as TextDelta;
         produced += text;
@@ -70,9 +72,9 @@ export class MessagesText extends UpstreamText {
       if (event.type === 'message_delta') {
         finish = FINISH[event.delta?.stop_reason ?? ''] ?? 'stop';
         stopSequence = event.delta?.stop_sequence ?? null;
-        outputTokens = reportedTokens(event.usage?.output_tokens);
+        reported = laterUsage(reported, messagesClasses(event.usage));
       }
     }
-    yield { type: 'end', finish, stopSequence, usage: { inputTokens: inputTokens ?? promptTokens(request), outputTokens: outputTokens ?? textTokens(produced) } };
+    yield { type: 'end', finish, stopSequence, usage: usageOf(reported, request, produced) };
   }
 }

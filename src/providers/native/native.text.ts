@@ -1,10 +1,11 @@
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
-import { promptTokens, reportedTokens, textTokens } from '../../modules/text/tokens.ts';
+import { usageOf, type ReportedUsage } from '../../modules/text/tokens.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
-import type { GenerateContentAnswer } from '../gemini/gemini.answers.ts';
+import { geminiClasses, type GenerateContentAnswer } from '../gemini/gemini.answers.ts';
+import { lineFeeds } from '../gemini/gemini.text.ts';
 
 // An upstream that speaks the native content/parts format: the caller's optional fields
 // (generationConfig, safetySettings, systemInstruction) pass through as they came. Answers may be
@@ -48,10 +49,7 @@ export class NativeText extends UpstreamText {
       text,
       finish: finishOf(data?.candidates?.[0]?.finishReason),
       stopSequence: null,
-      usage: {
-        inputTokens: reportedTokens(data?.usageMetadata?.promptTokenCount) ?? promptTokens(request),
-        outputTokens: reportedTokens(data?.usageMetadata?.candidatesTokenCount) ?? textTokens(text),
-      },
+      usage: usageOf(geminiClasses(data?.usageMetadata), request, text),
     };
   }
 
@@ -60,8 +58,9 @@ export class NativeText extends UpstreamText {
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';
     let finish: FinishReason = 'stop';
-    let usage: { input?: number; output?: number } | undefined;
-    for await (const raw of sseData(response.body)) {
+    let usage: ReportedUsage | undefined;
+    // CRLF between events as the Gemini API writes them, or LF.
+    for await (const raw of sseData(lineFeeds(response.body))) {
       const parsed: NativeAnswer | null = JSON.parse(raw);
       const data = parsed?.data ?? parsed;
       const text = textOf(data);
@@ -70,9 +69,10 @@ export class NativeText extends UpstreamText {
         yield { type: 'delta', text };
       }
       if (data?.candidates?.[0]?.finishReason) finish = finishOf(data.candidates[0].finishReason);
-      if (data?.usageMetadata) usage = { input: reportedTokens(data.usageMetadata.promptTokenCount), output: reportedTokens(data.usageMetadata.candidatesTokenCount) };
+      const now = geminiClasses(data?.usageMetadata);
+      if (now) yield { type: 'usage', usage: (usage = now) };
     }
     // A count the upstream left out (or sent as something else than a count) is ours.
-    yield { type: 'end', finish, stopSequence: null, usage: { inputTokens: usage?.input ?? promptTokens(request), outputTokens: usage?.output ?? textTokens(produced) } };
+    yield { type: 'end', finish, stopSequence: null, usage: usageOf(usage, request, produced) };
   }
 }

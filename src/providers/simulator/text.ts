@@ -55,7 +55,7 @@ export class SimulatorText implements TextProvider {
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
     await this.prelude(request, signal);
     const { outputTokens, ...reply } = simulatedReply(request);
-    return { ...reply, usage: { inputTokens: promptTokens(request), outputTokens } };
+    return { ...reply, usage: { input: promptTokens(request), cache_read: 0, cache_write: 0, output: outputTokens } };
   }
 
   async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
@@ -67,7 +67,7 @@ export class SimulatorText implements TextProvider {
       yield { type: 'delta', text: decode(tokens.slice(i, i + CHUNK_TOKENS)) };
       await new Promise((resolve) => setImmediate(resolve));
     }
-    yield { type: 'end', finish, stopSequence, usage: { inputTokens: promptTokens(request), outputTokens } };
+    yield { type: 'end', finish, stopSequence, usage: { input: promptTokens(request), cache_read: 0, cache_write: 0, output: outputTokens } };
   }
 
   private async prelude(request: TextRequest, signal: CallSignal): Promise<void> {
