@@ -44,6 +44,7 @@ export class AnswerAccumulator {
         return;
       }
       case 'block_stop':
+      case 'error':
         return;
       case 'finish':
         this.answer.stopReason = ev.stopReason;

@@ -7,3 +7,4 @@ export * from './errors.ts';
 export * from './helpers.ts';
 export * from './accumulate.ts';
 export * from './read.ts';
+export * from './opaque.ts';

@@ -7,7 +7,8 @@ export type WireFormat = 'messages' | 'chat' | 'responses' | 'gemini';
 export type MediaSource =
   | { kind: 'base64'; mediaType: string; data: string }
   | { kind: 'url'; url: string; mediaType?: string }
-  | { kind: 'file'; fileId: string; mediaType?: string };
+  /** A vendor's uploaded file: only the format that issued the id can use it. */
+  | { kind: 'file'; fileId: string; format: WireFormat; mediaType?: string };
 
 export interface TextPart {
   type: 'text';

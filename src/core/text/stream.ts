@@ -17,7 +17,9 @@ export type TextStreamEvent =
   | { type: 'signature'; index: number; signature: OpaqueValue }
   | { type: 'arguments_delta'; index: number; json: string }
   | { type: 'block_stop'; index: number }
-  | { type: 'finish'; stopReason: StopReason; stopSequence?: string; usage: UsageClasses };
+  | { type: 'finish'; stopReason: StopReason; stopSequence?: string; usage: UsageClasses }
+  /** The vendor reported an error mid-stream; no finish follows. */
+  | { type: 'error'; message: string; code?: string };
 
 /** One server-sent event as a format writes it: `event` is the SSE event name where the format uses one. */
 export interface SseFrame {
