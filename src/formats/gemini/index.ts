@@ -1,0 +1,5 @@
+// The gemini wire format (generateContent / streamGenerateContent): request, answer and stream codecs.
+export { decodeRequest } from './decode-request.ts';
+export { encodeRequest } from './encode-request.ts';
+export { decodeAnswer, encodeAnswer } from './answer.ts';
+export { GeminiStreamDecoder as StreamDecoder, GeminiStreamEncoder as StreamEncoder } from './stream.ts';
