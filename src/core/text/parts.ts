@@ -59,6 +59,8 @@ export interface ToolResultPart {
 export interface OpaqueValue {
   format: WireFormat;
   value: string;
+  /** The vendor's id of the item the value belongs to, when the format needs both back (responses reasoning). */
+  id?: string;
 }
 
 /** Thinking (messages, Gemini thoughts) or reasoning (responses items). */

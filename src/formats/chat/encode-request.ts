@@ -65,7 +65,8 @@ export const encodeMessages = (messages: TextMessage[]): Json[] =>
   messages.flatMap((m, i): Json[] => {
     if (m.role === 'system' || m.role === 'developer') {
       m.content.forEach((p, j) => { if (p.type !== 'text') throw new UntranslatableField(`messages[${i}].content[${j}]`, 'chat instructions carry text only'); });
-      return [{ role: m.role, content: textOf(m.content) }];
+      const texts = m.content.map((p) => ({ type: 'text', text: (p as { text: string }).text }));
+      return [{ role: m.role, content: texts.length === 1 ? texts[0].text : texts }];
     }
     if (m.role === 'assistant') return [assistantMessage(m)];
     return userMessages(m, i);

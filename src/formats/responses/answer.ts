@@ -58,7 +58,7 @@ export const outputItemIn = (v: unknown, f: string): AnswerPart[] => {
     const text = parts.map((s) => (isObject(s) ? String(s.text ?? '') : '')).join('\n\n');
     return [{
       type: 'thinking', text,
-      ...(typeof item.encrypted_content === 'string' ? { signature: unwrapOpaque(item.encrypted_content, 'responses') } : {}),
+      ...(typeof item.encrypted_content === 'string' ? { signature: { ...unwrapOpaque(item.encrypted_content, 'responses'), ...(typeof item.id === 'string' ? { id: item.id } : {}) } } : {}),
       ...(typeof item.id === 'string' ? { itemId: item.id } : {}),
     }];
   }

@@ -61,7 +61,7 @@ const decodeItem = (messages: TextMessage[], v: unknown, i: number): void => {
     const enc = optStr(item.encrypted_content, `${f}.encrypted_content`);
     pushPart(messages, 'assistant', {
       type: 'thinking', text,
-      ...(enc ? { signature: unwrapOpaque(enc, 'responses') } : {}),
+      ...(enc ? { signature: { ...unwrapOpaque(enc, 'responses'), ...(typeof item.id === 'string' ? { id: item.id } : {}) } } : {}),
       ...(typeof item.id === 'string' ? { itemId: item.id } : {}),
     });
     return;

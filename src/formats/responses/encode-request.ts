@@ -31,9 +31,10 @@ const items = (role: string, p: ContentPart, field: string): Json[] => {
       return [{ type: 'function_call_output', call_id: p.callId, output: p.isError && typeof output === 'string' ? `Error: ${output}` : output }];
     }
     case 'thinking':
-      if (p.signature?.format !== 'responses' || !p.itemId) return [];
+      const id = p.itemId ?? p.signature?.id;
+      if (p.signature?.format !== 'responses' || !id) return [];
       return [{
-        type: 'reasoning', id: p.itemId,
+        type: 'reasoning', id,
         summary: p.text ? [{ type: 'summary_text', text: p.text }] : [],
         encrypted_content: wrapOpaque(p.signature, 'responses'),
       }];
@@ -62,7 +63,7 @@ export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
   if (req.stop?.length) throw new UntranslatableField('stop', 'the Responses API has no stop sequences');
   const { system } = splitLeadingSystem(req.messages);
   system.forEach((m, i) => m.content.forEach((p, j) => { if (p.type !== 'text') throw new UntranslatableField(`messages[${i}].content[${j}]`, 'instructions carry text only'); }));
-  const instructions = system.map((m) => textOf(m.content)).join('\n\n');
+  const instructions = system.flatMap((m) => m.content.map((p) => textOf([p]))).join('\n\n');
   const c = req.toolChoice;
   const effort = reasoningEffort(req.thinking);
   const summary = req.thinking?.summary ?? (req.thinking?.includeThoughts ? 'auto' : undefined);

@@ -95,7 +95,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     if (item.type === 'function_call' && !this.argsSeen.has(key) && typeof item.arguments === 'string' && item.arguments)
       out.push({ type: 'arguments_delta', index: at, json: item.arguments });
     if (item.type === 'reasoning' && typeof item.encrypted_content === 'string')
-      out.push({ type: 'signature', index: at, signature: unwrapOpaque(item.encrypted_content, 'responses') });
+      out.push({ type: 'signature', index: at, signature: { ...unwrapOpaque(item.encrypted_content, 'responses'), id: key } });
     out.push({ type: 'block_stop', index: at });
     return out;
   }
