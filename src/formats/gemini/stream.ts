@@ -41,6 +41,8 @@ export class GeminiStreamDecoder implements StreamDecoder {
     for (const raw of parts) {
       const p = partIn(raw, this.id, this.calls);
       if (!p) continue;
+      // Gemini closes a stream with an empty text part next to the finish reason: nothing to show.
+      if (p.type !== 'tool_call' && !p.text && !p.signature) continue;
       if (p.type === 'tool_call') {
         this.calls++;
         this.hasCall = true;
