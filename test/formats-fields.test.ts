@@ -1,0 +1,221 @@
+// The translation rules one field at a time: stop reasons both ways, thinking settings, tool choice,
+// limits, and the 400s that name a field a target cannot express or a body that is not its format.
+import { describe, expect, it } from 'vitest';
+import { FORMATS } from '../src/formats/index.ts';
+import { DEFAULT_MAX_TOKENS } from '../src/formats/messages/index.ts';
+import { InvalidTextField, UntranslatableField, type StopReason, type TextAnswer, type WireFormat } from '../src/core/text/index.ts';
+import { PNG } from './support/format-fixtures.ts';
+
+type J = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+const to = (from: WireFormat, body: unknown, target: WireFormat, model = 'm'): J => FORMATS[target].encodeRequest(FORMATS[from].decodeRequest(body, model), 't');
+const chat = (extra: J, messages: J[] = [{ role: 'user', content: 'hi' }]) => ({ model: 'g', messages, ...extra });
+const msgs = (extra: J, messages: J[] = [{ role: 'user', content: 'hi' }]) => ({ model: 'c', max_tokens: 100, messages, ...extra });
+
+const answer = (stopReason: StopReason, withCall = false): TextAnswer => ({
+  id: 'a1', model: 'x', stopReason, stopSequence: stopReason === 'stop_sequence' ? 'END' : undefined,
+  content: [{ type: 'text', text: 'hi' }, ...(withCall ? [{ type: 'tool_call' as const, id: 'c1', name: 'f', arguments: '{}' }] : [])],
+  usage: { input: 1, cache_read: 0, cache_write: 0, output: 1 },
+});
+
+describe('stop reasons, both ways', () => {
+  const wire: Record<WireFormat, (b: J) => unknown> = {
+    messages: (b) => b.stop_reason, chat: (b) => b.choices[0].finish_reason, responses: (b) => [b.status, b.incomplete_details?.reason ?? null], gemini: (b) => b.candidates[0].finishReason,
+  };
+  const table: Array<[WireFormat, StopReason, unknown, StopReason]> = [
+    ['messages', 'end_turn', 'end_turn', 'end_turn'],
+    ['messages', 'max_tokens', 'max_tokens', 'max_tokens'],
+    ['messages', 'stop_sequence', 'stop_sequence', 'stop_sequence'],
+    ['messages', 'tool_use', 'tool_use', 'tool_use'],
+    ['messages', 'refusal', 'refusal', 'refusal'],
+    ['chat', 'end_turn', 'stop', 'end_turn'],
+    ['chat', 'max_tokens', 'length', 'max_tokens'],
+    ['chat', 'stop_sequence', 'stop', 'end_turn'],
+    ['chat', 'tool_use', 'tool_calls', 'tool_use'],
+    ['chat', 'refusal', 'content_filter', 'refusal'],
+    ['responses', 'end_turn', ['completed', null], 'end_turn'],
+    ['responses', 'max_tokens', ['incomplete', 'max_output_tokens'], 'max_tokens'],
+    ['responses', 'tool_use', ['completed', null], 'tool_use'],
+    ['gemini', 'end_turn', 'STOP', 'end_turn'],
+    ['gemini', 'max_tokens', 'MAX_TOKENS', 'max_tokens'],
+    ['gemini', 'tool_use', 'STOP', 'tool_use'],
+    ['gemini', 'refusal', 'SAFETY', 'refusal'],
+  ];
+  it.each(table)('%s: %s is written %j and read back as %s', (f, neutral, written, back) => {
+    const body = FORMATS[f].encodeAnswer(answer(neutral, neutral === 'tool_use'));
+    expect(wire[f](body)).toEqual(written);
+    expect(FORMATS[f].decodeAnswer(body).stopReason).toBe(back);
+  });
+
+  it('messages keeps the stop sequence that ended the answer', () => {
+    const body = FORMATS.messages.encodeAnswer(answer('stop_sequence')) as J;
+    expect(body.stop_sequence).toBe('END');
+    expect(FORMATS.messages.decodeAnswer(body).stopSequence).toBe('END');
+  });
+
+  it('vendor-only reasons map to the nearest neutral one', () => {
+    const m = (stop: string) => FORMATS.messages.decodeAnswer({ id: 'x', model: 'm', content: [], stop_reason: stop, usage: {} }).stopReason;
+    expect([m('pause_turn'), m('model_context_window_exceeded')]).toEqual(['end_turn', 'max_tokens']);
+    const g = (finish: string) => FORMATS.gemini.decodeAnswer({ candidates: [{ content: { parts: [] }, finishReason: finish }] }).stopReason;
+    expect([g('RECITATION'), g('PROHIBITED_CONTENT'), g('OTHER')]).toEqual(['refusal', 'refusal', 'end_turn']);
+    expect(FORMATS.gemini.decodeAnswer({ promptFeedback: { blockReason: 'SAFETY' } }).stopReason).toBe('refusal');
+    expect(FORMATS.responses.decodeAnswer({ id: 'r', model: 'm', output: [], status: 'incomplete', incomplete_details: { reason: 'content_filter' } }).stopReason).toBe('refusal');
+  });
+});
+
+describe('thinking and reasoning settings', () => {
+  it('a messages budget becomes an effort bucket for OpenAI and the same budget for Gemini', () => {
+    const body = msgs({ max_tokens: 10000, thinking: { type: 'enabled', budget_tokens: 5000 } });
+    expect(to('messages', body, 'chat').reasoning_effort).toBe('medium');
+    expect(to('messages', body, 'responses').reasoning).toEqual({ effort: 'medium' });
+    expect(to('messages', body, 'responses').include).toEqual(['reasoning.encrypted_content']);
+    expect(to('messages', body, 'gemini').generationConfig.thinkingConfig).toEqual({ thinkingBudget: 5000 });
+  });
+
+  it('off is off everywhere', () => {
+    expect(to('gemini', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { thinkingConfig: { thinkingBudget: 0 } } }, 'messages').thinking).toEqual({ type: 'disabled' });
+    expect(to('chat', chat({ reasoning_effort: 'none' }), 'gemini').generationConfig.thinkingConfig).toEqual({ thinkingBudget: 0 });
+    expect(to('messages', msgs({ thinking: { type: 'disabled' } }), 'chat').reasoning_effort).toBe('none');
+  });
+
+  it('a Gemini budget larger than its output ceiling still leaves Anthropic room to answer', () => {
+    const b = to('gemini', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 1000, thinkingConfig: { thinkingBudget: 2000, includeThoughts: true } } }, 'messages');
+    expect(b.thinking).toEqual({ type: 'enabled', budget_tokens: 2000 });
+    expect(b.max_tokens).toBe(3000);
+  });
+
+  it('dynamic Gemini thinking is adaptive; a Responses summary asks Gemini for thoughts', () => {
+    expect(to('gemini', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { thinkingConfig: { thinkingBudget: -1 } } }, 'messages').thinking).toEqual({ type: 'adaptive' });
+    expect(to('responses', { model: 'g', input: 'hi', reasoning: { effort: 'low', summary: 'detailed' } }, 'gemini').generationConfig.thinkingConfig).toEqual({ thinkingBudget: 2048, includeThoughts: true });
+  });
+
+  it('a format without an output ceiling gets the default one on messages', () => {
+    expect(to('responses', { model: 'g', input: 'hi' }, 'messages').max_tokens).toBe(DEFAULT_MAX_TOKENS);
+    expect(to('chat', chat({ max_tokens: 77 }), 'messages').max_tokens).toBe(77);
+  });
+});
+
+describe('tools', () => {
+  const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } }];
+  it('a named tool choice', () => {
+    const body = chat({ tools, tool_choice: { type: 'function', function: { name: 'f' } } });
+    expect(to('chat', body, 'messages').tool_choice).toEqual({ type: 'tool', name: 'f' });
+    expect(to('chat', body, 'responses').tool_choice).toEqual({ type: 'function', name: 'f' });
+    expect(to('chat', body, 'gemini').toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['f'] } });
+    expect(to('gemini', { contents: [], tools: [{ functionDeclarations: [{ name: 'f' }, { name: 'g' }] }], toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['f'] } } }, 'chat').tool_choice).toEqual({ type: 'function', function: { name: 'f' } });
+  });
+
+  it('one call at a time', () => {
+    const body = chat({ tools, parallel_tool_calls: false });
+    expect(to('chat', body, 'messages').tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
+    expect(to('chat', body, 'responses').parallel_tool_calls).toBe(false);
+    expect(to('messages', msgs({ tools: [{ name: 'f', input_schema: { type: 'object' } }], tool_choice: { type: 'any', disable_parallel_tool_use: true } }), 'chat')).toMatchObject({ tool_choice: 'required', parallel_tool_calls: false });
+  });
+
+  it('images a tool returned reach a chat model in a user message after the tool messages', () => {
+    const body = msgs({}, [
+      { role: 'user', content: 'shot' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'screenshot', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'here' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }] }] },
+    ]);
+    const m = to('messages', body, 'chat').messages;
+    expect(m.slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 't1', content: 'here' },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] },
+    ]);
+  });
+
+  it('Gemini calls without ids get ones their responses find again', () => {
+    const n = FORMATS.gemini.decodeRequest({ contents: [
+      { role: 'model', parts: [{ functionCall: { name: 'f', args: {} } }, { functionCall: { name: 'f', args: { x: 1 } } }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'f', response: { output: 'a' } } }, { functionResponse: { name: 'f', response: { output: 'b' } } }] },
+    ] });
+    const calls = n.messages[0].content.map((p: J) => p.id);
+    expect(n.messages[1].content.map((p: J) => p.callId)).toEqual(calls);
+    expect(new Set(calls).size).toBe(2);
+  });
+
+  it('Gemini Schema types read as JSON Schema', () => {
+    const b = to('gemini', { contents: [], tools: [{ functionDeclarations: [{ name: 'f', parameters: { type: 'OBJECT', properties: { a: { type: 'ARRAY', items: { type: 'STRING' } } } } }] }] }, 'chat');
+    expect(b.tools[0].function.parameters).toEqual({ type: 'object', properties: { a: { type: 'array', items: { type: 'string' } } } });
+  });
+});
+
+describe('carried as they are', () => {
+  it('cache markers and redacted thinking survive a messages round trip', () => {
+    const body = msgs({}, [
+      { role: 'user', content: [{ type: 'text', text: 'long', cache_control: { type: 'ephemeral', ttl: '1h' } }] },
+      { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'opaque' }, { type: 'text', text: 'ok' }] },
+      { role: 'user', content: 'more' },
+    ]);
+    const out = to('messages', body, 'messages');
+    expect(out.messages[0].content[0]).toEqual({ type: 'text', text: 'long', cache_control: { type: 'ephemeral', ttl: '1h' } });
+    expect(out.messages[1].content[0]).toEqual({ type: 'redacted_thinking', data: 'opaque' });
+    expect(JSON.stringify(to('messages', body, 'chat'))).not.toContain('opaque');
+  });
+
+  it('responses store and previous_response_id are carried, not resolved', () => {
+    const n = FORMATS.responses.decodeRequest({ model: 'g', input: 'hi', store: true, previous_response_id: 'resp_9' });
+    expect([n.store, n.previousResponseId]).toEqual([true, 'resp_9']);
+    expect(FORMATS.responses.encodeRequest(n, 't')).toMatchObject({ store: true, previous_response_id: 'resp_9' });
+    expect(to('chat', chat({}), 'responses').store).toBe(false);
+  });
+
+  it('a stop sequence reaches the formats that have one', () => {
+    expect(to('chat', chat({ stop: 'END' }), 'messages').stop_sequences).toEqual(['END']);
+    expect(to('messages', msgs({ stop_sequences: ['END'] }), 'gemini').generationConfig.stopSequences).toEqual(['END']);
+    expect(to('gemini', { contents: [], generationConfig: { stopSequences: ['END'] } }, 'chat').stop).toEqual(['END']);
+  });
+
+  it('JSON mode without a schema reaches chat, responses and Gemini', () => {
+    const body = chat({ response_format: { type: 'json_object' } });
+    expect(to('chat', body, 'responses').text).toEqual({ format: { type: 'json_object' } });
+    expect(to('chat', body, 'gemini').generationConfig).toEqual({ responseMimeType: 'application/json' });
+  });
+});
+
+describe('400s that name the field', () => {
+  const untranslatable: Array<[string, WireFormat, unknown, WireFormat, string]> = [
+    ['stop sequences on the Responses API', 'chat', chat({ stop: ['END'] }), 'responses', 'stop'],
+    ['JSON mode without a schema on messages', 'chat', chat({ response_format: { type: 'json_object' } }), 'messages', 'response_format'],
+    ['an image type Anthropic does not take', 'gemini', { contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'image/bmp', data: 'AA==' } }] }] }, 'messages', 'messages[0].content[0].source'],
+    ['a document by URL on chat', 'messages', msgs({}, [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } }] }]), 'chat', 'messages[0].content[0].source'],
+    ['an OpenAI file id on messages', 'chat', chat({}, [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }]), 'messages', 'messages[0].content[0].source'],
+    ['a URL Gemini cannot type', 'messages', msgs({}, [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x/img' } }] }]), 'gemini', 'messages[0].content[0].source'],
+    ['a tool result whose call is unknown, for Gemini', 'chat', chat({}, [{ role: 'tool', tool_call_id: 'zz', content: 'r' }]), 'gemini', 'messages[0].content[0].callId'],
+  ];
+  it.each(untranslatable)('%s', (_what, from, body, target, field) => {
+    const err = (() => { try { to(from, body, target); } catch (e) { return e; } })();
+    expect(err).toBeInstanceOf(UntranslatableField);
+    expect((err as UntranslatableField).field).toBe(field);
+  });
+
+  const notTranslatable: Array<[string, WireFormat, unknown, string]> = [
+    ['an Anthropic server tool', 'messages', msgs({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }), 'tools[0]'],
+    ['an OpenAI hosted tool', 'responses', { model: 'g', input: 'x', tools: [{ type: 'web_search' }] }, 'tools[0].type'],
+    ['a Google tool', 'gemini', { contents: [], tools: [{ googleSearch: {} }] }, 'tools[0].googleSearch'],
+    ['several choices', 'chat', chat({ n: 2 }), 'n'],
+    ['audio input', 'chat', chat({}, [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } }] }]), 'messages[0].content[0]'],
+    ['image output from Gemini', 'gemini', { contents: [], generationConfig: { responseModalities: ['TEXT', 'IMAGE'] } }, 'generationConfig.responseModalities'],
+    ['a Responses item kind of its own', 'responses', { model: 'g', input: [{ type: 'item_reference', id: 'x' }] }, 'input[0].type'],
+  ];
+  it.each(notTranslatable)('%s', (_what, from, body, field) => {
+    const err = (() => { try { FORMATS[from].decodeRequest(body); } catch (e) { return e; } })();
+    expect(err).toBeInstanceOf(UntranslatableField);
+    expect((err as UntranslatableField).field).toBe(field);
+  });
+
+  const invalid: Array<[WireFormat, unknown, string]> = [
+    ['messages', msgs({}, [{ role: 'tool', content: 'x' }]), 'messages[0].role'],
+    ['messages', { model: 'c', messages: 'hi' }, 'messages'],
+    ['chat', chat({}, [{ role: 'user', content: 7 }]), 'messages[0].content'],
+    ['chat', { messages: [] }, 'model'],
+    ['responses', { model: 'g', input: [{ type: 'function_call_output', output: 'x' }] }, 'input[0].call_id'],
+    ['gemini', { contents: {} }, 'contents'],
+    ['gemini', { contents: [{ role: 'user', parts: [{ inlineData: { data: 'AA' } }] }] }, 'contents[0].parts[0].inlineData.mimeType'],
+  ];
+  it.each(invalid)('%s body not of its format: %j names %s', (f, body, field) => {
+    const err = (() => { try { FORMATS[f].decodeRequest(body); } catch (e) { return e; } })();
+    expect(err).toBeInstanceOf(InvalidTextField);
+    expect((err as InvalidTextField).field).toBe(field);
+  });
+});
