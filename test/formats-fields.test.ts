@@ -141,6 +141,15 @@ describe('tools', () => {
 });
 
 describe('carried as they are', () => {
+  it('tool results lead their turn on messages, whatever order the client wrote', () => {
+    const body = { model: 'g', input: [
+      { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+      { role: 'user', content: 'also this' },
+      { type: 'function_call_output', call_id: 'c1', output: 'r' },
+    ] };
+    expect(to('responses', body, 'messages').messages[1].content.map((c: J) => c.type)).toEqual(['tool_result', 'text']);
+  });
+
   it('cache markers and redacted thinking survive a messages round trip', () => {
     const body = msgs({}, [
       { role: 'user', content: [{ type: 'text', text: 'long', cache_control: { type: 'ephemeral', ttl: '1h' } }] },
@@ -210,6 +219,7 @@ describe('400s that name the field', () => {
     ['chat', chat({}, [{ role: 'user', content: 7 }]), 'messages[0].content'],
     ['chat', { messages: [] }, 'model'],
     ['responses', { model: 'g', input: [{ type: 'function_call_output', output: 'x' }] }, 'input[0].call_id'],
+    ['responses', { model: 'g', input: 'x', text: { format: { type: 'json_schema', schema: {} } } }, 'text.format.name'],
     ['gemini', { contents: {} }, 'contents'],
     ['gemini', { contents: [{ role: 'user', parts: [{ inlineData: { data: 'AA' } }] }] }, 'contents[0].parts[0].inlineData.mimeType'],
   ];

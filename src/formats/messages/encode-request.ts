@@ -72,6 +72,8 @@ export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
   const messages = rest.map((m, i) => {
     const at = i + system.length;
     const content = m.content.flatMap((p, j) => encodeBlock(p, `messages[${at}].content[${j}]`));
+    // Anthropic wants a turn's tool results before anything else the user adds to it.
+    if (m.role === 'user') content.sort((a, b) => Number(b.type === 'tool_result') - Number(a.type === 'tool_result'));
     const role = m.role === 'developer' ? 'system' : m.role;
     return { role, content };
   }).filter((m) => m.content.length > 0);

@@ -1,7 +1,7 @@
 // A Responses API body (OpenAI `/v1/responses`) into the neutral request.
 import {
   arr, InvalidTextField, isObject, obj, optBool, optNum, optStr, pushPart, sourceFromUrl, str, unknownType, unwrapOpaque, UntranslatableField,
-  type ContentPart, type Json, type TextMessage, type TextRequest, type ToolChoice, type ToolResultContent,
+  type ContentPart, type OutputFormat, type TextMessage, type TextRequest, type ToolChoice, type ToolResultContent,
 } from '../../core/text/index.ts';
 import { decodeOutputFormat, thinkingForEffort } from '../chat/decode-request.ts';
 
@@ -109,7 +109,7 @@ export const decodeRequest = (input: unknown): TextRequest => {
     toolChoice: decodeToolChoice(body.tool_choice),
     parallelToolCalls: optBool(body.parallel_tool_calls, 'parallel_tool_calls'),
     thinking,
-    output: decodeOutputFormat(text.format === undefined ? undefined : reshapeFormat(text.format), 'text.format'),
+    output: decodeFormat(text.format),
     maxOutputTokens: optNum(body.max_output_tokens, 'max_output_tokens'),
     temperature: optNum(body.temperature, 'temperature'),
     topP: optNum(body.top_p, 'top_p'),
@@ -123,10 +123,15 @@ export const decodeRequest = (input: unknown): TextRequest => {
   return req;
 };
 
-/** Responses flattens the JSON schema format (`{type, name, schema, strict}`); chat nests it under `json_schema`. */
-const reshapeFormat = (v: unknown): Json => {
+/** Responses flattens the JSON schema format (`{type, name, schema, strict}`) that chat nests under `json_schema`. */
+const decodeFormat = (v: unknown): OutputFormat | undefined => {
+  if (v === undefined || v === null) return undefined;
   const f = obj(v, 'text.format');
-  if (f.type !== 'json_schema') return f;
-  const { type: _type, ...schema } = f;
-  return { type: 'json_schema', json_schema: schema };
+  if (f.type !== 'json_schema') return decodeOutputFormat(f, 'text.format');
+  const strict = optBool(f.strict, 'text.format.strict');
+  const description = optStr(f.description, 'text.format.description');
+  return {
+    type: 'json_schema', name: str(f.name, 'text.format.name'), schema: obj(f.schema, 'text.format.schema'),
+    ...(description !== undefined ? { description } : {}), ...(strict !== undefined ? { strict } : {}),
+  };
 };
