@@ -29,7 +29,8 @@ const received: Record<WireFormat, (b: J, from: WireFormat) => void> = {
     expect(blocks.at(-1)).toEqual({ role: 'user', type: 'text', text: 'Summarize.' });
     expect(b.tools.map((t: J) => [t.name, t.input_schema])).toEqual([['get_weather', WEATHER_SCHEMA], ['get_time', TIME_SCHEMA]]);
     expect(b.tool_choice).toEqual({ type: 'any' });
-    expect(b.thinking).toEqual({ type: 'adaptive' });
+    // Anthropic takes no thinking with a forced tool call: the call stays, thinking goes, the effort stays.
+    expect(b.thinking).toEqual({ type: 'disabled' });
     expect(b.output_config).toEqual({ effort: 'high', format: { type: 'json_schema', schema: OUT_SCHEMA } });
     expect([b.max_tokens, b.temperature, b.top_p]).toEqual([1000, 0.5, 0.9]);
   },

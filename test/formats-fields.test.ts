@@ -88,6 +88,16 @@ describe('thinking and reasoning settings', () => {
     expect(to('responses', { model: 'g', input: 'hi', reasoning: { effort: 'low', summary: 'detailed' } }, 'gemini').generationConfig.thinkingConfig).toEqual({ thinkingBudget: 2048, includeThoughts: true });
   });
 
+  it('with thinking on, Anthropic gets no sampling knobs it refuses; with a forced call, no thinking', () => {
+    const b = to('chat', chat({ reasoning_effort: 'high', temperature: 0.2, top_p: 0.5 }), 'messages');
+    expect(b).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'high' } });
+    expect([b.temperature, b.top_p]).toEqual([undefined, undefined]);
+    expect(to('chat', chat({ reasoning_effort: 'high', top_p: 0.97 }), 'messages').top_p).toBe(0.97);
+    const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }];
+    const forced = to('chat', chat({ reasoning_effort: 'low', temperature: 0.2, tools, tool_choice: 'required' }), 'messages');
+    expect(forced).toMatchObject({ thinking: { type: 'disabled' }, output_config: { effort: 'low' }, temperature: 0.2, tool_choice: { type: 'any' } });
+  });
+
   it('a format without an output ceiling gets the default one on messages', () => {
     expect(to('responses', { model: 'g', input: 'hi' }, 'messages').max_tokens).toBe(DEFAULT_MAX_TOKENS);
     expect(to('chat', chat({ max_tokens: 77 }), 'messages').max_tokens).toBe(77);

@@ -53,9 +53,18 @@ export const encodeBlock = (p: ContentPart, field: string): Json[] => {
   }
 };
 
+/**
+ * Anthropic refuses thinking together with a forced tool call: the forced call is what the caller's answer
+ * must contain, so thinking is turned off (the effort still guides the answer).
+ */
 const thinking = (req: TextRequest, maxTokens: number): { thinking?: Json; output_config?: Json; max_tokens: number } => {
   const t = req.thinking;
   if (!t) return { max_tokens: maxTokens };
+  const forced = req.toolChoice?.type === 'required' || req.toolChoice?.type === 'tool';
+  if (forced && t.mode !== 'disabled') {
+    const effort = t.effort === 'minimal' ? 'low' : t.effort === 'none' ? undefined : t.effort;
+    return { thinking: { type: 'disabled' }, ...(effort ? { output_config: { effort } } : {}), max_tokens: maxTokens };
+  }
   if (t.mode === 'disabled' || t.effort === 'none' || t.budgetTokens === 0) return { thinking: { type: 'disabled' }, max_tokens: maxTokens };
   if (t.mode === 'adaptive') {
     const effort = t.effort === 'minimal' ? 'low' : t.effort;
@@ -79,6 +88,7 @@ export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
   }).filter((m) => m.content.length > 0);
   const plainSystem = systemBlocks.length === 1 && systemBlocks[0].cache_control === undefined;
   const t = thinking(req, req.maxOutputTokens ?? DEFAULT_MAX_TOKENS);
+  const thinkingOn = t.thinking !== undefined && t.thinking.type !== 'disabled';
   const choice = req.toolChoice;
   const noParallel = req.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {};
   const toolChoice =
@@ -103,9 +113,11 @@ export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
     ...(toolChoice ? { tool_choice: toolChoice } : {}),
     ...(t.thinking ? { thinking: t.thinking } : {}),
     ...(Object.keys(outputConfig).length ? { output_config: outputConfig } : {}),
-    ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-    ...(req.topP !== undefined ? { top_p: req.topP } : {}),
-    ...(req.topK !== undefined ? { top_k: req.topK } : {}),
+    // With thinking on, Anthropic takes no temperature or top_k and only a top_p of 0.95 or more: these
+    // shape sampling, not what the answer means, so they give way.
+    ...(req.temperature !== undefined && !thinkingOn ? { temperature: req.temperature } : {}),
+    ...(req.topP !== undefined && (!thinkingOn || req.topP >= 0.95) ? { top_p: req.topP } : {}),
+    ...(req.topK !== undefined && !thinkingOn ? { top_k: req.topK } : {}),
     ...(req.stop?.length ? { stop_sequences: req.stop } : {}),
     ...(req.stream ? { stream: true } : {}),
     ...(req.user ? { metadata: { user_id: req.user } } : {}),
