@@ -57,12 +57,35 @@ describe.each(ALL)('%s stream', (f) => {
     expect(streamed.content.filter((p) => p.type === 'tool_call').map((p) => JSON.parse((p as J).arguments))).toEqual([{ city: 'Lyon' }, { tz: 'UTC' }]);
   });
 
+  it('cut midway, it ends without a finish', () => {
+    const cut = STREAMS[f].slice(0, 4);
+    const events = decodeAll(f, cut);
+    expect(events[0].type).toBe('start');
+    expect(events.some((e) => e.type === 'finish')).toBe(false);
+  });
+
   it.each(ALL)('re-encodes as a %s stream that decodes to the same answer', (target) => {
     const source = accumulate(decodeAll(f, STREAMS[f]));
     const { data } = encodeAll(target, decodeAll(f, STREAMS[f]));
     const back = accumulate(decodeAll(target, data));
     expect(seenBy(target, back, f)).toEqual(seenBy(target, source, f));
   });
+});
+
+it('a chat upstream that ends without [DONE] after its finish reason and usage still finishes', () => {
+  const events = decodeAll('chat', STREAMS.chat.slice(0, -1));
+  expect(events.at(-1)).toMatchObject({ type: 'finish', stopReason: 'tool_use', usage: { input: 100, cache_read: 20, cache_write: 5, output: 50 } });
+});
+
+it('a vendor error mid-stream becomes an error event in every format', () => {
+  const events = [...decodeAll('messages', STREAMS.messages.slice(0, 3)), ...FORMATS.messages.streamDecoder().push({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })];
+  expect(events.at(-1)).toEqual({ type: 'error', message: 'Overloaded', code: 'overloaded_error' });
+  for (const f of ALL) {
+    const out = encodeAll(f, events).data.at(-1) as J;
+    expect(JSON.stringify(out)).toContain('Overloaded');
+    expect(accumulate(decodeAll(f, [out])).content).toEqual([]);
+    expect(decodeAll(f, [out]).map((e) => e.type)).toContain('error');
+  }
 });
 
 describe('exact sequences', () => {

@@ -38,6 +38,9 @@ export interface StreamEncoder {
 /** A stream decoder reads one parsed vendor event (JSON data or `[DONE]`) and yields neutral events. */
 export interface StreamDecoder {
   push(data: unknown, eventName?: string): TextStreamEvent[];
-  /** Events still owed when the vendor stream ended (e.g. a finish Gemini only implies). */
+  /**
+   * Events still owed when the vendor stream ended. A stream cut before its vendor's end yields no
+   * `finish`: the caller tells a cut stream by its absence.
+   */
   end(): TextStreamEvent[];
 }

@@ -16,6 +16,7 @@ export class ChatStreamDecoder implements StreamDecoder {
   private stop: StopReason = 'end_turn';
   private usage: UsageClasses = { ...NO_USAGE };
   private done = false;
+  private finishSeen = false;
 
   private close(): TextStreamEvent[] {
     const o = this.open;
@@ -69,6 +70,7 @@ export class ChatStreamDecoder implements StreamDecoder {
         if (typeof fn.arguments === 'string' && fn.arguments) out.push({ type: 'arguments_delta', index: at, json: fn.arguments });
       }
     if (choice.finish_reason) {
+      this.finishSeen = true;
       if (this.stop !== 'refusal') this.stop = stopReasonIn(choice.finish_reason);
       out.push(...this.close());
     }
@@ -81,9 +83,12 @@ export class ChatStreamDecoder implements StreamDecoder {
     return [...this.close(), { type: 'finish', stopReason: this.stop, usage: this.usage }];
   }
 
-  /** A stream cut before `[DONE]` still ends with what was read. */
+  /**
+   * Some compatible upstreams end without `[DONE]`: after a finish reason that is still a whole answer.
+   * Before one, the stream was cut, and no finish is made up.
+   */
   end(): TextStreamEvent[] {
-    return this.started ? this.finish() : [];
+    return this.finishSeen ? this.finish() : [];
   }
 }
 

@@ -76,9 +76,9 @@ export class GeminiStreamDecoder implements StreamDecoder {
     return [...this.close(), { type: 'finish', stopReason: stopReasonIn(this.finishReason, this.hasCall), usage: this.usage }];
   }
 
-  /** Gemini's stream just ends; a stream cut before a finish reason still ends with what was read. */
+  /** The finish came with the finish reason; a stream that ends without one was cut, and no finish is made up. */
   end(): TextStreamEvent[] {
-    return this.started ? this.finish() : [];
+    return [];
   }
 }
 
