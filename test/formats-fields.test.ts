@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { FORMATS } from '../src/formats/index.ts';
 import { DEFAULT_MAX_TOKENS } from '../src/formats/messages/index.ts';
+import { geminiPath } from '../src/formats/gemini/index.ts';
 import { InvalidTextField, UntranslatableField, type StopReason, type TextAnswer, type WireFormat } from '../src/core/text/index.ts';
 import { PNG } from './support/format-fixtures.ts';
 
@@ -183,6 +184,12 @@ describe('carried as they are', () => {
     expect(to('chat', chat({ stop: 'END' }), 'messages').stop_sequences).toEqual(['END']);
     expect(to('messages', msgs({ stop_sequences: ['END'] }), 'gemini').generationConfig.stopSequences).toEqual(['END']);
     expect(to('gemini', { contents: [], generationConfig: { stopSequences: ['END'] } }, 'chat').stop).toEqual(['END']);
+  });
+
+  it('Gemini takes the model and the stream flag in its URL', () => {
+    expect(geminiPath('gemini-2.5-flash', true)).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
+    expect(geminiPath('gemini-2.5-flash', false)).toBe('/v1beta/models/gemini-2.5-flash:generateContent');
+    expect(FORMATS.gemini.decodeRequest({ contents: [] }, 'gemini-2.5-flash').model).toBe('gemini-2.5-flash');
   });
 
   it('JSON mode without a schema reaches chat, responses and Gemini', () => {
