@@ -180,6 +180,15 @@ describe('carried as they are', () => {
     expect(to('chat', chat({}), 'responses').store).toBe(false);
   });
 
+  it('a Response shows its request settings back, streamed or not', () => {
+    const req = FORMATS.responses.decodeRequest({ model: 'g', instructions: 'Be brief.', input: 'hi', tools: [{ type: 'function', name: 'f', parameters: { type: 'object' }, strict: true }], reasoning: { effort: 'low' }, max_output_tokens: 9 });
+    const echo = { instructions: 'Be brief.', tools: [{ type: 'function', name: 'f', parameters: { type: 'object' }, strict: true }], reasoning: { effort: 'low' }, max_output_tokens: 9, store: true };
+    expect(FORMATS.responses.encodeAnswer(answer('end_turn'), req)).toMatchObject({ ...echo, status: 'completed' });
+    const enc = FORMATS.responses.streamEncoder(req);
+    const created = JSON.parse(enc.push({ type: 'start', id: 'resp_1', model: 'g' })[0].data);
+    expect(created.response).toMatchObject({ ...echo, status: 'in_progress' });
+  });
+
   it('a stop sequence reaches the formats that have one', () => {
     expect(to('chat', chat({ stop: 'END' }), 'messages').stop_sequences).toEqual(['END']);
     expect(to('messages', msgs({ stop_sequences: ['END'] }), 'gemini').generationConfig.stopSequences).toEqual(['END']);

@@ -4,13 +4,15 @@ import * as messages from './messages/index.ts';
 import * as chat from './chat/index.ts';
 import * as responses from './responses/index.ts';
 import * as gemini from './gemini/index.ts';
+import { responsesEcho } from './responses/echo.ts';
 
 export interface FormatCodec {
   /** `model` names the model where the format keeps it outside the body (Gemini's URL path). */
   decodeRequest(body: unknown, model?: string): TextRequest;
   encodeRequest(req: TextRequest, targetModel: string): Json;
   decodeAnswer(body: unknown): TextAnswer;
-  encodeAnswer(answer: TextAnswer): Json;
+  /** `req`: the caller's request, for the settings an answer shows back (the Response object's). */
+  encodeAnswer(answer: TextAnswer, req?: TextRequest): Json;
   streamDecoder(): StreamDecoder;
   /** `req`: the caller's request, for what the stream must echo or include (chat's usage chunk). */
   streamEncoder(req?: TextRequest): StreamEncoder;
@@ -37,9 +39,9 @@ export const FORMATS: Record<WireFormat, FormatCodec> = {
     decodeRequest: (b) => responses.decodeRequest(b),
     encodeRequest: responses.encodeRequest,
     decodeAnswer: responses.decodeAnswer,
-    encodeAnswer: (a) => responses.encodeAnswer(a),
+    encodeAnswer: (a, req) => responses.encodeAnswer(a, req ? responsesEcho(req) : {}),
     streamDecoder: () => new responses.StreamDecoder(),
-    streamEncoder: () => new responses.StreamEncoder(),
+    streamEncoder: (req) => new responses.StreamEncoder(req ? responsesEcho(req) : {}),
   },
   gemini: {
     decodeRequest: gemini.decodeRequest,
