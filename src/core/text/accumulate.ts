@@ -22,7 +22,7 @@ export class AnswerAccumulator {
             ? { type: 'text', text: '' }
             : b.type === 'thinking'
               ? { type: 'thinking', text: '', ...(b.redacted ? { redacted: true } : {}), ...(b.signature ? { signature: b.signature } : {}), ...(b.itemId ? { itemId: b.itemId } : {}) }
-              : { type: 'tool_call', id: b.id, name: b.name, arguments: '', ...(b.signature ? { signature: b.signature } : {}) };
+              : { type: 'tool_call', id: b.id, name: b.name, arguments: '', ...(b.signature ? { signature: b.signature } : {}), ...(b.custom ? { custom: true } : {}) };
         this.blocks.set(ev.index, part);
         this.answer.content.push(part);
         return;

@@ -73,3 +73,18 @@ export const pushPart = (messages: TextMessage[], role: TextMessage['role'], par
   if (last && last.role === role) last.content.push(part);
   else messages.push({ role, content: [part] });
 };
+
+/** How a free-text tool looks to formats without one: an object with the text in `input`. */
+export const CUSTOM_TOOL_PARAMETERS: Readonly<Record<string, unknown>> = Object.freeze({
+  type: 'object',
+  properties: { input: { type: 'string', description: 'The tool input, as free text' } },
+  required: ['input'],
+});
+
+export const customArguments = (input: string): string => JSON.stringify({ input });
+
+/** The free text of a free-text call, from `{"input": ...}` arguments (raw text if they are not that). */
+export const customInput = (args: string): string => {
+  const o = argumentsObject(args);
+  return typeof o.input === 'string' ? o.input : args;
+};

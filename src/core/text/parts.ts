@@ -43,6 +43,8 @@ export interface ToolCallPart {
   /** A Gemini thought signature that must travel back with this call. */
   signature?: OpaqueValue;
   cache?: { ttl?: '5m' | '1h' };
+  /** A call of a free-text tool: `arguments` is `{"input": text}`. */
+  custom?: boolean;
 }
 
 /** What the caller's tool returned for one call. */

@@ -19,6 +19,11 @@ export interface ToolDefinition {
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
   strict?: boolean;
+  /**
+   * A tool that takes free text (Responses `custom` tools). `parameters` then wraps the text as
+   * `{input: string}`, which is how every other format sees it.
+   */
+  custom?: { format?: Record<string, unknown> };
 }
 
 export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };

@@ -7,7 +7,7 @@ import type { StopReason } from './answer.ts';
 export type BlockStart =
   | { type: 'text' }
   | { type: 'thinking'; redacted?: boolean; signature?: OpaqueValue; itemId?: string }
-  | { type: 'tool_call'; id: string; name: string; signature?: OpaqueValue };
+  | { type: 'tool_call'; id: string; name: string; signature?: OpaqueValue; custom?: boolean };
 
 export type TextStreamEvent =
   | { type: 'start'; id: string; model: string; created?: number }

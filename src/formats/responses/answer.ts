@@ -1,7 +1,7 @@
 // A Responses API `Response` to and from the neutral answer: output items, status, usage.
 import type { UsageClasses } from '../../core/usage.ts';
 import {
-  arr, isObject, obj, str, unwrapOpaque, wrapOpaque,
+  arr, customArguments, customInput, isObject, obj, str, unwrapOpaque, wrapOpaque,
   type AnswerPart, type Json, type StopReason, type TextAnswer,
 } from '../../core/text/index.ts';
 
@@ -53,6 +53,8 @@ export const outputItemIn = (v: unknown, f: string): AnswerPart[] => {
     });
   if (item.type === 'function_call')
     return [{ type: 'tool_call', id: str(item.call_id, `${f}.call_id`), name: str(item.name, `${f}.name`), arguments: String(item.arguments ?? '') }];
+  if (item.type === 'custom_tool_call')
+    return [{ type: 'tool_call', id: str(item.call_id, `${f}.call_id`), name: str(item.name, `${f}.name`), arguments: customArguments(String(item.input ?? '')), custom: true }];
   if (item.type === 'reasoning') {
     const parts = Array.isArray(item.summary) && item.summary.length ? item.summary : Array.isArray(item.content) ? item.content : [];
     const text = parts.map((s) => (isObject(s) ? String(s.text ?? '') : '')).join('\n\n');
@@ -81,9 +83,15 @@ export const decodeAnswer = (input: unknown): TextAnswer => {
 };
 
 /** Item ids derive from the answer id and position, so a stream and its final response agree. */
-export const itemId = (prefix: 'msg' | 'fc' | 'rs', answerId: string, index: number): string => `${prefix}_${answerId.replace(/^resp_/, '')}_${index}`;
+export const itemId = (prefix: 'msg' | 'fc' | 'ctc' | 'rs', answerId: string, index: number): string => `${prefix}_${answerId.replace(/^resp_/, '')}_${index}`;
 
-export const outputItemOut = (p: AnswerPart, answerId: string, index: number): Json => {
+/** The free-text tools a request declared (from its echoed `tools`): their calls go back as custom calls. */
+export const customToolNames = (echo: Json): Set<string> =>
+  new Set((Array.isArray(echo.tools) ? echo.tools : []).flatMap((t) => (isObject(t) && t.type === 'custom' ? [String(t.name)] : [])));
+
+export const outputItemOut = (p: AnswerPart, answerId: string, index: number, custom: Set<string> = new Set()): Json => {
+  if (p.type === 'tool_call' && (p.custom || custom.has(p.name)))
+    return { id: itemId('ctc', answerId, index), type: 'custom_tool_call', status: 'completed', call_id: p.id, name: p.name, input: customInput(p.arguments) };
   if (p.type === 'text')
     return { id: itemId('msg', answerId, index), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: p.text, annotations: [], logprobs: [] }] };
   if (p.type === 'tool_call')
@@ -125,4 +133,4 @@ export const responseObject = (a: Omit<TextAnswer, 'stopReason'> & { stopReason?
 export const statusOf = (s: StopReason): string => (s === 'max_tokens' ? 'incomplete' : 'completed');
 
 export const encodeAnswer = (a: TextAnswer, echo: Json = {}): Json =>
-  responseObject(a, statusOf(a.stopReason), a.content.map((p, i) => outputItemOut(p, a.id, i)), echo);
+  responseObject(a, statusOf(a.stopReason), a.content.map((p, i) => outputItemOut(p, a.id, i, customToolNames(echo))), echo);

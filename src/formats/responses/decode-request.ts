@@ -1,6 +1,6 @@
 // A Responses API body (OpenAI `/v1/responses`) into the neutral request.
 import {
-  arr, InvalidTextField, isObject, obj, optBool, optNum, optStr, pushPart, sourceFromUrl, str, unknownType, unwrapOpaque, UntranslatableField,
+  arr, CUSTOM_TOOL_PARAMETERS, customArguments, InvalidTextField, isObject, obj, optBool, optNum, optStr, pushPart, sourceFromUrl, str, unknownType, unwrapOpaque, UntranslatableField,
   type ContentPart, type OutputFormat, type TextMessage, type TextRequest, type ToolChoice, type ToolResultContent,
 } from '../../core/text/index.ts';
 import { decodeOutputFormat, thinkingForEffort } from '../chat/decode-request.ts';
@@ -51,7 +51,11 @@ const decodeItem = (messages: TextMessage[], v: unknown, i: number): void => {
     pushPart(messages, 'assistant', { type: 'tool_call', id: str(item.call_id, `${f}.call_id`), name: str(item.name, `${f}.name`), arguments: str(item.arguments, `${f}.arguments`) });
     return;
   }
-  if (type === 'function_call_output') {
+  if (type === 'custom_tool_call') {
+    pushPart(messages, 'assistant', { type: 'tool_call', id: str(item.call_id, `${f}.call_id`), name: str(item.name, `${f}.name`), arguments: customArguments(str(item.input, `${f}.input`)), custom: true });
+    return;
+  }
+  if (type === 'function_call_output' || type === 'custom_tool_call_output') {
     pushPart(messages, 'user', { type: 'tool_result', callId: str(item.call_id, `${f}.call_id`), content: content(item.output, `${f}.output`) });
     return;
   }
@@ -73,12 +77,19 @@ const decodeToolChoice = (v: unknown): ToolChoice | undefined => {
   if (v === undefined || v === null) return undefined;
   if (v === 'auto' || v === 'none' || v === 'required') return { type: v };
   const c = obj(v, 'tool_choice');
-  if (c.type === 'function') return { type: 'tool', name: str(c.name, 'tool_choice.name') };
+  if (c.type === 'function' || c.type === 'custom') return { type: 'tool', name: str(c.name, 'tool_choice.name') };
   throw new UntranslatableField('tool_choice', `${String(c.type)} tool choice has no counterpart in other formats`);
 };
 
 const decodeTool = (t: unknown, f: string) => {
   const tool = obj(t, f);
+  if (tool.type === 'custom')
+    return {
+      name: str(tool.name, `${f}.name`),
+      ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
+      parameters: { ...CUSTOM_TOOL_PARAMETERS },
+      custom: isObject(tool.format) ? { format: tool.format } : {},
+    };
   if (tool.type !== 'function') throw new UntranslatableField(`${f}.type`, `the ${String(tool.type)} tool runs on OpenAI's servers and has no counterpart in other formats`);
   const strict = optBool(tool.strict, `${f}.strict`);
   return {

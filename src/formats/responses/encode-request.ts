@@ -1,6 +1,6 @@
 // The neutral request into a Responses API body (OpenAI `/v1/responses`).
 import {
-  dataUrl, splitLeadingSystem, textOf, UntranslatableField, wrapOpaque,
+  customInput, dataUrl, splitLeadingSystem, textOf, UntranslatableField, wrapOpaque,
   type ContentPart, type Json, type TextRequest, type ToolResultContent,
 } from '../../core/text/index.ts';
 import { reasoningEffort } from '../chat/encode-request.ts';
@@ -21,11 +21,14 @@ const inputPart = (p: ToolResultContent, field: string): Json => {
 };
 
 /** One neutral part as Responses input items; reasoning another vendor produced cannot be replayed and is left out. */
-const items = (role: string, p: ContentPart, field: string): Json[] => {
+const items = (role: string, p: ContentPart, field: string, custom: Set<string>): Json[] => {
   switch (p.type) {
     case 'tool_call':
-      return [{ type: 'function_call', call_id: p.id, name: p.name, arguments: p.arguments || '{}' }];
+      return custom.has(p.id)
+        ? [{ type: 'custom_tool_call', call_id: p.id, name: p.name, input: customInput(p.arguments) }]
+        : [{ type: 'function_call', call_id: p.id, name: p.name, arguments: p.arguments || '{}' }];
     case 'tool_result': {
+      if (custom.has(p.callId)) return [{ type: 'custom_tool_call_output', call_id: p.callId, output: textOf(p.content) }];
       const only = p.content.length === 1 && p.content[0].type === 'text';
       const output = only ? textOf(p.content) : p.content.map((c, k) => inputPart(c, `${field}.content[${k}]`));
       return [{ type: 'function_call_output', call_id: p.callId, output: p.isError && typeof output === 'string' ? `Error: ${output}` : output }];
@@ -56,8 +59,18 @@ const mergeMessages = (list: Json[]): Json[] =>
     return out;
   }, []);
 
-export const encodeInput = (req: TextRequest, from = 0): Json[] =>
-  mergeMessages(req.messages.slice(from).flatMap((m, i) => m.content.flatMap((p, j) => items(m.role, p, `messages[${i + from}].content[${j}]`))));
+/** Calls of free-text tools: marked by their format, or made to a tool the request declares free-text. */
+const customCalls = (req: TextRequest): Set<string> => {
+  const tools = new Set((req.tools ?? []).filter((t) => t.custom).map((t) => t.name));
+  const ids = new Set<string>();
+  for (const m of req.messages) for (const p of m.content) if (p.type === 'tool_call' && (p.custom || tools.has(p.name))) ids.add(p.id);
+  return ids;
+};
+
+export const encodeInput = (req: TextRequest, from = 0): Json[] => {
+  const custom = customCalls(req);
+  return mergeMessages(req.messages.slice(from).flatMap((m, i) => m.content.flatMap((p, j) => items(m.role, p, `messages[${i + from}].content[${j}]`, custom))));
+};
 
 export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
   if (req.stop?.length) throw new UntranslatableField('stop', 'the Responses API has no stop sequences');
@@ -74,13 +87,15 @@ export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
     model: targetModel,
     ...(instructions ? { instructions } : {}),
     input: encodeInput(req, system.length),
-    ...(req.tools ? { tools: req.tools.map((d) => ({
+    ...(req.tools ? { tools: req.tools.map((d) => d.custom ? {
+      type: 'custom', name: d.name, ...(d.description !== undefined ? { description: d.description } : {}), ...(d.custom.format ? { format: d.custom.format } : {}),
+    } : {
       type: 'function', name: d.name, ...(d.description !== undefined ? { description: d.description } : {}),
       parameters: d.parameters,
       // Responses treats an absent `strict` as true; other formats mean "not strict".
       strict: d.strict ?? false,
-    })) } : {}),
-    ...(c ? { tool_choice: c.type === 'tool' ? { type: 'function', name: c.name } : c.type } : {}),
+    }) } : {}),
+    ...(c ? { tool_choice: c.type === 'tool' ? { type: req.tools?.find((t) => t.name === c.name)?.custom ? 'custom' : 'function', name: c.name } : c.type } : {}),
     ...(req.parallelToolCalls !== undefined ? { parallel_tool_calls: req.parallelToolCalls } : {}),
     ...(effort || summary ? { reasoning: { ...(effort ? { effort } : {}), ...(summary ? { summary } : {}) } } : {}),
     ...(!store && effort && effort !== 'none' ? { include: ['reasoning.encrypted_content'] } : {}),

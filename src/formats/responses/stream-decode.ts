@@ -1,6 +1,6 @@
 // The Responses API event sequence into neutral stream events.
 import { NO_USAGE } from '../../core/usage.ts';
-import { isObject, unwrapOpaque, type Json, type StreamDecoder, type TextStreamEvent } from '../../core/text/index.ts';
+import { customArguments, isObject, unwrapOpaque, type Json, type StreamDecoder, type TextStreamEvent } from '../../core/text/index.ts';
 import { stopReasonIn, usageIn } from './answer.ts';
 
 export class ResponsesStreamDecoder implements StreamDecoder {
@@ -32,6 +32,10 @@ export class ResponsesStreamDecoder implements StreamDecoder {
         if (item.type === 'function_call') {
           this.hasCall = true;
           return this.open(String(item.id), { type: 'tool_call', id: String(item.call_id), name: String(item.name) });
+        }
+        if (item.type === 'custom_tool_call') {
+          this.hasCall = true;
+          return this.open(String(item.id), { type: 'tool_call', id: String(item.call_id), name: String(item.name), custom: true });
         }
         if (item.type === 'reasoning') return this.open(String(item.id), { type: 'thinking', itemId: String(item.id) });
         return [];
@@ -67,6 +71,14 @@ export class ResponsesStreamDecoder implements StreamDecoder {
         this.argsSeen.add(id);
         return at === undefined ? [] : [{ type: 'arguments_delta', index: at, json: String(data.delta) }];
       }
+      case 'response.custom_tool_call_input.delta': {
+        // Free text travels as the `{"input": ...}` arguments every other format reads, escaped piece by piece.
+        const at = this.blocks.get(id);
+        if (at === undefined) return [];
+        const open = this.argsSeen.has(id) ? '' : '{"input":"';
+        this.argsSeen.add(id);
+        return [{ type: 'arguments_delta', index: at, json: open + JSON.stringify(String(data.delta)).slice(1, -1) }];
+      }
       case 'response.output_item.done':
         return this.itemDone(isObject(data.item) ? data.item : {});
       case 'response.completed':
@@ -94,6 +106,8 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     const out: TextStreamEvent[] = [];
     if (item.type === 'function_call' && !this.argsSeen.has(key) && typeof item.arguments === 'string' && item.arguments)
       out.push({ type: 'arguments_delta', index: at, json: item.arguments });
+    if (item.type === 'custom_tool_call')
+      out.push({ type: 'arguments_delta', index: at, json: this.argsSeen.has(key) ? '"}' : customArguments(String(item.input ?? '')) });
     if (item.type === 'reasoning' && typeof item.encrypted_content === 'string')
       out.push({ type: 'signature', index: at, signature: { ...unwrapOpaque(item.encrypted_content, 'responses'), id: key } });
     out.push({ type: 'block_stop', index: at });

@@ -2,7 +2,7 @@
 import { NO_USAGE } from '../../core/usage.ts';
 import { wrapOpaque, type AnswerPart, type Json, type SseFrame, type StreamEncoder, type TextStreamEvent } from '../../core/text/index.ts';
 import { AnswerAccumulator } from '../../core/text/accumulate.ts';
-import { itemId, outputItemOut, responseObject, statusOf } from './answer.ts';
+import { customToolNames, itemId, outputItemOut, responseObject, statusOf } from './answer.ts';
 
 export class ResponsesStreamEncoder implements StreamEncoder {
   private seq = 0;
@@ -13,7 +13,15 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private summaryOpen = new Set<number>();
 
   /** `echo`: the request's settings the Response object shows (tools, instructions, ...). */
-  constructor(private readonly echo: Json = {}) {}
+  private readonly custom: Set<string>;
+
+  constructor(private readonly echo: Json = {}) {
+    this.custom = customToolNames(echo);
+  }
+
+  private isCustom(p: AnswerPart): boolean {
+    return p.type === 'tool_call' && (p.custom === true || this.custom.has(p.name));
+  }
 
   private ev(type: string, body: Json): SseFrame {
     return { event: type, data: JSON.stringify({ type, ...body, sequence_number: this.seq++ }) };
@@ -37,7 +45,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       case 'block_start': {
         const output = a.content.length - 1;
         const b = e.block;
-        const id = b.type === 'text' ? itemId('msg', a.id, output) : b.type === 'tool_call' ? itemId('fc', a.id, output) : (b.itemId ?? itemId('rs', a.id, output));
+        const custom = b.type === 'tool_call' && this.isCustom(a.content[output]);
+        const id = b.type === 'text' ? itemId('msg', a.id, output) : b.type === 'tool_call' ? itemId(custom ? 'ctc' : 'fc', a.id, output) : (b.itemId ?? itemId('rs', a.id, output));
         this.items.set(e.index, { output, id });
         const at = { output_index: output };
         if (b.type === 'text')
@@ -45,6 +54,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
             this.ev('response.output_item.added', { ...at, item: { id, type: 'message', status: 'in_progress', role: 'assistant', content: [] } }),
             this.ev('response.content_part.added', { item_id: id, ...at, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } }),
           ];
+        if (b.type === 'tool_call' && custom)
+          return [this.ev('response.output_item.added', { ...at, item: { id, type: 'custom_tool_call', status: 'in_progress', call_id: b.id, name: b.name, input: '' } })];
         if (b.type === 'tool_call')
           return [this.ev('response.output_item.added', { ...at, item: { id, type: 'function_call', status: 'in_progress', call_id: b.id, name: b.name, arguments: '' } })];
         return [this.ev('response.output_item.added', { ...at, item: { id, type: 'reasoning', summary: [] } })];
@@ -61,6 +72,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       }
       case 'arguments_delta': {
         const it = this.items.get(e.index)!;
+        // Free text is only known whole once its JSON wrapper is complete: it goes out at the block's end.
+        if (this.isCustom(this.part(e.index))) return [];
         return [this.ev('response.function_call_arguments.delta', { item_id: it.id, output_index: it.output, delta: e.json })];
       }
       case 'signature':
@@ -82,13 +95,18 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     if (!it) return [];
     const p = this.part(index);
     const a = this.acc.result();
-    const item: Json = { ...outputItemOut(p, a.id, it.output), id: it.id };
+    const item: Json = { ...outputItemOut(p, a.id, it.output, this.custom), id: it.id };
     this.done.push(item);
     const at = { item_id: it.id, output_index: it.output };
     const frames: SseFrame[] = [];
     if (p.type === 'text') {
       const part = { type: 'output_text', text: p.text, annotations: [], logprobs: [] };
       frames.push(this.ev('response.output_text.done', { ...at, content_index: 0, text: p.text, logprobs: [] }), this.ev('response.content_part.done', { ...at, content_index: 0, part }));
+    } else if (p.type === 'tool_call' && item.type === 'custom_tool_call') {
+      frames.push(
+        this.ev('response.custom_tool_call_input.delta', { ...at, delta: item.input }),
+        this.ev('response.custom_tool_call_input.done', { ...at, input: item.input }),
+      );
     } else if (p.type === 'tool_call') {
       frames.push(this.ev('response.function_call_arguments.done', { ...at, name: p.name, arguments: p.arguments }));
     } else if (this.summaryOpen.has(index)) {
