@@ -145,6 +145,22 @@ describe('tools', () => {
     expect(new Set(calls).size).toBe(2);
   });
 
+  it('calls another vendor made reach Gemini 3 with the documented signature sentinel, Gemini 2.5 without', () => {
+    const body = chat({}, [
+      { role: 'user', content: 'x' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }, { id: 'b', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'a', content: '1' }, { role: 'tool', tool_call_id: 'b', content: '2' },
+    ]);
+    const n = FORMATS.chat.decodeRequest(body);
+    const three = FORMATS.gemini.encodeRequest(n, 'gemini-3-flash-preview') as J;
+    expect(three.contents[1].parts.map((p: J) => p.thoughtSignature)).toEqual(['skip_thought_signature_validator', undefined]);
+    const older = FORMATS.gemini.encodeRequest(n, 'gemini-2.5-flash') as J;
+    expect(older.contents[1].parts.some((p: J) => p.thoughtSignature)).toBe(false);
+    // A call Gemini itself signed keeps its own signature.
+    const own = FORMATS.gemini.decodeRequest({ contents: [{ role: 'user', parts: [{ text: 'x' }] }, { role: 'model', parts: [{ functionCall: { name: 'f', args: {} }, thoughtSignature: 'real' }] }] });
+    expect((FORMATS.gemini.encodeRequest(own, 'gemini-3-pro') as J).contents[1].parts[0].thoughtSignature).toBe('real');
+  });
+
   it('Gemini Schema types read as JSON Schema', () => {
     const b = to('gemini', { contents: [], tools: [{ functionDeclarations: [{ name: 'f', parameters: { type: 'OBJECT', properties: { a: { type: 'ARRAY', items: { type: 'STRING' } } } } }] }] }, 'chat');
     expect(b.tools[0].function.parameters).toEqual({ type: 'object', properties: { a: { type: 'array', items: { type: 'string' } } } });
@@ -199,6 +215,11 @@ describe('carried as they are', () => {
     expect(geminiPath('gemini-2.5-flash', true)).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
     expect(geminiPath('gemini-2.5-flash', false)).toBe('/v1beta/models/gemini-2.5-flash:generateContent');
     expect(FORMATS.gemini.decodeRequest({ contents: [] }, 'gemini-2.5-flash').model).toBe('gemini-2.5-flash');
+  });
+
+  it("Gemini's OpenAPI responseSchema reaches the others as JSON Schema", () => {
+    const b = to('gemini', { contents: [], generationConfig: { responseMimeType: 'application/json', responseSchema: { type: 'OBJECT', properties: { n: { type: 'INTEGER' } } } } }, 'chat');
+    expect(b.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema: { type: 'object', properties: { n: { type: 'integer' } } } } });
   });
 
   it('JSON mode without a schema reaches chat, responses and Gemini', () => {

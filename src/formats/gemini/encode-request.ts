@@ -52,7 +52,22 @@ export const thinkingConfig = (t: ThinkingSettings | undefined): Json | undefine
   return { thinkingBudget: t.effort ? budgetForEffort(t.effort) : -1, ...include };
 };
 
-export const encodeRequest = (req: TextRequest, _targetModel?: string): Json => {
+/**
+ * Gemini 3 and later refuse a replayed model turn whose calls lack the signature they were issued with.
+ * Calls another vendor made never had one: Google's documented sentinel stands in for it.
+ */
+export const SKIP_SIGNATURE = 'skip_thought_signature_validator';
+const signsCalls = (model: string): boolean => /^(models\/)?gemini-([3-9]|\d\d)/.test(model);
+
+const signForeignCalls = (contents: Json[]): void => {
+  for (const c of contents) {
+    if (c.role !== 'model') continue;
+    const calls = (c.parts as Json[]).filter((p) => p.functionCall);
+    if (calls.length && !calls.some((p) => p.thoughtSignature)) calls[0].thoughtSignature = SKIP_SIGNATURE;
+  }
+};
+
+export const encodeRequest = (req: TextRequest, targetModel = ''): Json => {
   const names = toolNamesById(req.messages);
   // Gemini takes instructions once, up front: later system turns join them, in order.
   const system = req.messages.filter(isInstruction).flatMap((m) => m.content.map((p) => ({ text: textOf([p]) })).filter((p) => p.text !== ''));
@@ -66,6 +81,7 @@ export const encodeRequest = (req: TextRequest, _targetModel?: string): Json => 
     if (last && last.role === role) (last.parts as Json[]).push(...ps);
     else contents.push({ role, parts: ps });
   });
+  if (signsCalls(targetModel)) signForeignCalls(contents);
   const c = req.toolChoice;
   const mode = c?.type === 'none' ? 'NONE' : c?.type === 'required' || c?.type === 'tool' ? 'ANY' : c?.type === 'auto' ? 'AUTO' : undefined;
   const out = req.output;
