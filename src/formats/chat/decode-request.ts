@@ -1,7 +1,8 @@
 // A chat completions body (OpenAI) into the neutral request.
+import { decodeOutputFormat, thinkingForEffort } from '../openai-shared.ts';
 import {
   arr, InvalidTextField, isObject, obj, optBool, optNum, optStr, optStrings, pushPart, sourceFromUrl, str, unknownType, UntranslatableField,
-  type ContentPart, type OutputFormat, type ReasoningEffort, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice,
+  type ContentPart, type TextMessage, type TextRequest, type ToolChoice,
 } from '../../core/text/index.ts';
 
 const textParts = (v: unknown, field: string): ContentPart[] => {
@@ -84,25 +85,6 @@ const decodeToolChoice = (v: unknown): ToolChoice | undefined => {
   if (c.type === 'function') return { type: 'tool', name: str(obj(c.function, 'tool_choice.function').name, 'tool_choice.function.name') };
   throw new UntranslatableField('tool_choice', `${String(c.type)} tool choice has no counterpart in other formats`);
 };
-
-export const decodeOutputFormat = (v: unknown, field: string): OutputFormat | undefined => {
-  if (v === undefined || v === null) return undefined;
-  const r = obj(v, field);
-  if (r.type === 'text') return undefined;
-  if (r.type === 'json_object') return { type: 'json_object' };
-  if (r.type !== 'json_schema') throw unknownType(`${field}.type`, r.type);
-  const s = obj(r.json_schema, `${field}.json_schema`);
-  const strict = optBool(s.strict, `${field}.json_schema.strict`);
-  const description = optStr(s.description, `${field}.json_schema.description`);
-  return {
-    type: 'json_schema', name: str(s.name, `${field}.json_schema.name`), schema: s.schema === undefined ? {} : obj(s.schema, `${field}.json_schema.schema`),
-    ...(description !== undefined ? { description } : {}), ...(strict !== undefined ? { strict } : {}),
-  };
-};
-
-/** An OpenAI reasoning effort: `none` turns reasoning off, anything else lets the model think that hard. */
-export const thinkingForEffort = (effort: string | undefined): ThinkingSettings | undefined =>
-  effort === undefined ? undefined : effort === 'none' ? { mode: 'disabled', effort: 'none' } : { mode: 'adaptive', effort: effort as ReasoningEffort };
 
 export const decodeTool = (t: unknown, f: string) => {
   const tool = obj(t, f);

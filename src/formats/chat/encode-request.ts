@@ -1,10 +1,9 @@
 // The neutral request into a chat completions body (OpenAI).
+import { OPENAI_FILES, reasoningEffort } from '../openai-shared.ts';
 import {
-  dataUrl, effortForBudget, textOf, UntranslatableField,
-  type ContentPart, type Json, type MediaSource, type TextMessage, type TextRequest, type ThinkingSettings,
+  dataUrl, textOf, UntranslatableField,
+  type ContentPart, type Json, type MediaSource, type TextMessage, type TextRequest,
 } from '../../core/text/index.ts';
-
-const OPENAI_FILES = ['chat', 'responses'];
 
 const fileOk = (s: Extract<MediaSource, { kind: 'file' }>, field: string): string => {
   if (!OPENAI_FILES.includes(s.format)) throw new UntranslatableField(field, `a file id issued by the ${s.format} API`);
@@ -52,13 +51,6 @@ const assistantMessage = (m: TextMessage): Json => {
   const text = textOf(m.content);
   const calls = m.content.flatMap((p) => (p.type === 'tool_call' ? [{ id: p.id, type: 'function', function: { name: p.name, arguments: p.arguments || '{}' } }] : []));
   return { role: 'assistant', content: text === '' && calls.length ? null : text, ...(calls.length ? { tool_calls: calls } : {}) };
-};
-
-export const reasoningEffort = (t: ThinkingSettings | undefined): string | undefined => {
-  if (!t) return undefined;
-  if (t.mode === 'disabled' || t.budgetTokens === 0) return 'none';
-  if (t.effort) return t.effort;
-  return t.budgetTokens !== undefined ? effortForBudget(t.budgetTokens) : undefined;
 };
 
 export const encodeMessages = (messages: TextMessage[]): Json[] =>

@@ -1,6 +1,6 @@
 // The neutral request into a Gemini generateContent body (the model goes into the URL path).
 import {
-  argumentsObject, budgetForEffort, isInstruction, textOf, toolNamesById, UntranslatableField, wrapOpaque,
+  argumentsObject, budgetForEffort, isInstruction, textOf, toolNamesById, UntranslatableField,
   type ContentPart, type Json, type MediaSource, type TextRequest, type ThinkingSettings,
 } from '../../core/text/index.ts';
 

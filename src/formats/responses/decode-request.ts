@@ -3,7 +3,7 @@ import {
   arr, CUSTOM_TOOL_PARAMETERS, customArguments, InvalidTextField, isObject, obj, optBool, optNum, optStr, pushPart, sourceFromUrl, str, unknownType, unwrapOpaque, UntranslatableField,
   type ContentPart, type OutputFormat, type TextMessage, type TextRequest, type ToolChoice, type ToolResultContent,
 } from '../../core/text/index.ts';
-import { decodeOutputFormat, thinkingForEffort } from '../chat/decode-request.ts';
+import { decodeOutputFormat, thinkingForEffort } from '../openai-shared.ts';
 
 /** One input content part (input_text, input_image, input_file; output_text and refusal in assistant history). */
 const inputPart = (v: unknown, f: string): ToolResultContent => {

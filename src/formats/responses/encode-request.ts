@@ -3,9 +3,7 @@ import {
   customInput, dataUrl, splitLeadingSystem, textOf, UntranslatableField, wrapOpaque,
   type ContentPart, type Json, type TextRequest, type ToolResultContent,
 } from '../../core/text/index.ts';
-import { reasoningEffort } from '../chat/encode-request.ts';
-
-const OPENAI_FILES = ['chat', 'responses'];
+import { OPENAI_FILES, reasoningEffort } from '../openai-shared.ts';
 
 const inputPart = (p: ToolResultContent, field: string): Json => {
   if (p.type === 'text') return { type: 'input_text', text: p.text };
