@@ -48,6 +48,7 @@ describe('400s that name the field', () => {
     ['responses', { model: 'g', input: [{ type: 'function_call_output', output: 'x' }] }, 'input[0].call_id'],
     ['responses', { model: 'g', input: 'x', text: { format: { type: 'json_schema', schema: {} } } }, 'text.format.name'],
     ['gemini', { contents: {} }, 'contents'],
+    ['gemini', { contents: [], tools: [{ functionDeclarations: [{ name: 'f', parameters: JSON.parse('{"items":'.repeat(200) + '{}' + '}'.repeat(200)) }] }] }, 'tools[0].functionDeclarations[0].parameters'],
     ['gemini', { contents: [{ role: 'user', parts: [{ inlineData: { data: 'AA' } }] }] }, 'contents[0].parts[0].inlineData.mimeType'],
   ];
   it.each(invalid)('%s body not of its format: %j names %s', (f, body, field) => {

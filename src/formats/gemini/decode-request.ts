@@ -73,7 +73,7 @@ const decodeTools = (v: unknown): ToolDefinition[] | undefined => {
     return arr(tool.functionDeclarations ?? [], `tools[${i}].functionDeclarations`).map((d, j) => {
       const f = `tools[${i}].functionDeclarations[${j}]`;
       const decl = obj(d, f);
-      const schema = decl.parametersJsonSchema ?? (decl.parameters === undefined ? undefined : jsonSchemaOf(decl.parameters));
+      const schema = decl.parametersJsonSchema ?? (decl.parameters === undefined ? undefined : jsonSchemaOf(decl.parameters, `${f}.parameters`));
       return {
         name: str(decl.name, `${f}.name`),
         ...(typeof decl.description === 'string' ? { description: decl.description } : {}),
@@ -107,7 +107,7 @@ const decodeThinking = (v: unknown): ThinkingSettings | undefined => {
 
 const decodeOutput = (g: Json): OutputFormat | undefined => {
   if (g.responseMimeType !== 'application/json') return undefined;
-  const schema = g.responseJsonSchema ?? (g.responseSchema === undefined ? undefined : jsonSchemaOf(g.responseSchema));
+  const schema = g.responseJsonSchema ?? (g.responseSchema === undefined ? undefined : jsonSchemaOf(g.responseSchema, 'generationConfig.responseSchema'));
   return schema === undefined ? { type: 'json_object' } : { type: 'json_schema', schema: obj(schema, 'generationConfig.responseJsonSchema') };
 };
 

@@ -1,7 +1,7 @@
 // A messages API body (Anthropic) into the neutral request.
 import {
   arr, InvalidTextField, isObject, obj, optBool, optNum, optStr, optStrings, str, unknownType, unwrapOpaque, UntranslatableField,
-  type ContentPart, type Json, type MediaSource, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice,
+  type ContentPart, type Json, type MediaSource, type ToolResultContent, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice,
 } from '../../core/text/index.ts';
 
 type Cache = { ttl?: '5m' | '1h' };
@@ -43,9 +43,10 @@ export const decodeBlock = (v: unknown, field: string): ContentPart => {
         b.content === undefined || typeof b.content === 'string'
           ? [{ type: 'text' as const, text: (b.content as string | undefined) ?? '' }].filter((p) => p.text !== '')
           : arr(b.content, `${field}.content`).map((c, i) => {
-              const p = decodeBlock(c, `${field}.content[${i}]`);
-              if (p.type !== 'text' && p.type !== 'image' && p.type !== 'document') throw unknownType(`${field}.content[${i}].type`, p.type);
-              return p;
+              // Checked before decoding, so results nested in results cannot recurse.
+              const type = obj(c, `${field}.content[${i}]`).type;
+              if (type !== 'text' && type !== 'image' && type !== 'document') throw new UntranslatableField(`${field}.content[${i}].type`, `${String(type)} blocks in a tool result have no counterpart in other formats`);
+              return decodeBlock(c, `${field}.content[${i}]`) as ToolResultContent;
             });
       return { type: 'tool_result', callId: str(b.tool_use_id, `${field}.tool_use_id`), content, ...(b.is_error === true ? { isError: true } : {}), ...cacheOf(b) };
     }
