@@ -1,9 +1,12 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type OpenAI from 'openai';
+
 // One conversation written in each of the four wire formats (what a client of that format sends), and one
 // answer per format (what its upstream returns): the inputs of the translation tables.
 export const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 export const PDF = Buffer.from('%PDF-1.4 tiny').toString('base64');
-export const WEATHER_SCHEMA = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
-export const TIME_SCHEMA = { type: 'object', properties: { tz: { type: 'string' } }, required: ['tz'] };
+export const WEATHER_SCHEMA = { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] };
+export const TIME_SCHEMA = { type: 'object' as const, properties: { tz: { type: 'string' } }, required: ['tz'] };
 export const OUT_SCHEMA = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
 
 export const messagesRequest = {
@@ -37,7 +40,8 @@ export const messagesRequest = {
   output_config: { effort: 'high', format: { type: 'json_schema', schema: OUT_SCHEMA } },
   temperature: 0.5,
   top_p: 0.9,
-};
+  // The SDK's params no longer list the sampling fields; the API and older clients still send them.
+} satisfies Anthropic.MessageCreateParamsNonStreaming & { temperature?: number; top_p?: number };
 
 export const chatRequest = {
   model: 'gpt-x',
@@ -68,7 +72,7 @@ export const chatRequest = {
   response_format: { type: 'json_schema', json_schema: { name: 'out', schema: OUT_SCHEMA, strict: true } },
   temperature: 0.5,
   top_p: 0.9,
-};
+} satisfies OpenAI.ChatCompletionCreateParamsNonStreaming;
 
 export const responsesRequest = {
   model: 'gpt-x',
@@ -80,7 +84,7 @@ export const responsesRequest = {
       { type: 'input_image', image_url: `data:image/png;base64,${PNG}`, detail: 'auto' },
       { type: 'input_file', file_data: `data:application/pdf;base64,${PDF}`, filename: 'a.pdf' },
     ] },
-    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Calling tools.', annotations: [] }] },
+    { type: 'message', role: 'assistant', content: 'Calling tools.' },
     { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
     { type: 'function_call', call_id: 'call_2', name: 'get_time', arguments: '{"tz":"CET"}' },
     { type: 'function_call_output', call_id: 'call_1', output: '18C' },
@@ -99,7 +103,7 @@ export const responsesRequest = {
   temperature: 0.5,
   top_p: 0.9,
   store: false,
-};
+} satisfies OpenAI.Responses.ResponseCreateParamsNonStreaming;
 
 /** Gemini has no mid-conversation instructions: its clients send them once, in systemInstruction. */
 export const geminiRequest = {

@@ -40,7 +40,8 @@ const items = (role: string, p: ContentPart, field: string, custom: Set<string>)
         encrypted_content: wrapOpaque(p.signature, 'responses'),
       }];
     case 'text':
-      if (role === 'assistant') return [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: p.text, annotations: [] }] }];
+      // An assistant turn goes back as an easy input message: output_text parts would need the item id and status.
+      if (role === 'assistant') return [{ type: 'message', role: 'assistant', content: p.text }];
       return [{ type: 'message', role, content: [inputPart(p, field)] }];
     default:
       if (role === 'assistant') throw new UntranslatableField(field, `an assistant ${p.type} part`);
@@ -52,7 +53,10 @@ const items = (role: string, p: ContentPart, field: string, custom: Set<string>)
 const mergeMessages = (list: Json[]): Json[] =>
   list.reduce<Json[]>((out, it) => {
     const last = out[out.length - 1];
-    if (last && last.type === 'message' && it.type === 'message' && last.role === it.role) (last.content as Json[]).push(...(it.content as Json[]));
+    if (last && last.type === 'message' && it.type === 'message' && last.role === it.role) {
+      if (typeof last.content === 'string') last.content += it.content as string;
+      else (last.content as Json[]).push(...(it.content as Json[]));
+    }
     else out.push(it);
     return out;
   }, []);
