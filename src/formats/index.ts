@@ -1,0 +1,54 @@
+// The four wire formats behind one interface, so a route or a provider picks its codec by name.
+import type { Json, StreamDecoder, StreamEncoder, TextAnswer, TextRequest, WireFormat } from '../core/text/index.ts';
+import * as messages from './messages/index.ts';
+import * as chat from './chat/index.ts';
+import * as responses from './responses/index.ts';
+import * as gemini from './gemini/index.ts';
+import { responsesEcho } from './responses/echo.ts';
+
+export interface FormatCodec {
+  /** `model` names the model where the format keeps it outside the body (Gemini's URL path). */
+  decodeRequest(body: unknown, model?: string): TextRequest;
+  encodeRequest(req: TextRequest, targetModel: string): Json;
+  decodeAnswer(body: unknown): TextAnswer;
+  /** `req`: the caller's request, for the settings an answer shows back (the Response object's). */
+  encodeAnswer(answer: TextAnswer, req?: TextRequest): Json;
+  streamDecoder(): StreamDecoder;
+  /** `req`: the caller's request, for what the stream must echo or include (chat's usage chunk). */
+  streamEncoder(req?: TextRequest): StreamEncoder;
+}
+
+export const FORMATS: Record<WireFormat, FormatCodec> = {
+  messages: {
+    decodeRequest: (b) => messages.decodeRequest(b),
+    encodeRequest: messages.encodeRequest,
+    decodeAnswer: messages.decodeAnswer,
+    encodeAnswer: messages.encodeAnswer,
+    streamDecoder: () => new messages.StreamDecoder(),
+    streamEncoder: () => new messages.StreamEncoder(),
+  },
+  chat: {
+    decodeRequest: (b) => chat.decodeRequest(b),
+    encodeRequest: chat.encodeRequest,
+    decodeAnswer: chat.decodeAnswer,
+    encodeAnswer: chat.encodeAnswer,
+    streamDecoder: () => new chat.StreamDecoder(),
+    streamEncoder: (req) => new chat.StreamEncoder(req?.streamUsage === true),
+  },
+  responses: {
+    decodeRequest: (b) => responses.decodeRequest(b),
+    encodeRequest: responses.encodeRequest,
+    decodeAnswer: responses.decodeAnswer,
+    encodeAnswer: (a, req) => responses.encodeAnswer(a, req ? responsesEcho(req) : {}),
+    streamDecoder: () => new responses.StreamDecoder(),
+    streamEncoder: (req) => new responses.StreamEncoder(req ? responsesEcho(req) : {}),
+  },
+  gemini: {
+    decodeRequest: gemini.decodeRequest,
+    encodeRequest: gemini.encodeRequest,
+    decodeAnswer: gemini.decodeAnswer,
+    encodeAnswer: gemini.encodeAnswer,
+    streamDecoder: () => new gemini.StreamDecoder(),
+    streamEncoder: () => new gemini.StreamEncoder(),
+  },
+};
