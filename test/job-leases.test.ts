@@ -30,6 +30,8 @@ interface Hit {
 }
 
 /** A real local server whose answers `reply` decides, after as long as it likes. */
+const PNG_BYTES = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(200, 1)]);
+
 async function startUpstream(reply: (hit: Hit, index: number) => Promise<{ status: number; json: unknown }>) {
   const hits: Hit[] = [];
   const server = http.createServer((req, res) => {
@@ -37,6 +39,8 @@ async function startUpstream(reply: (hit: Hit, index: number) => Promise<{ statu
     req.on('end', async () => {
       const hit = { method: req.method ?? '', path: req.url ?? '', headers: req.headers };
       hits.push(hit);
+      // Result files are real images: stored results are checked against the media they claim.
+      if (hit.path.endsWith('.png')) return void res.writeHead(200, { 'content-type': 'image/png' }).end(PNG_BYTES);
       const answer = await reply(hit, hits.length - 1);
       if (!res.destroyed) res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.json));
     });
