@@ -4,6 +4,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TextUpstreamUnavailable } from '../src/modules/text/text.types.ts';
 import { sseData } from '../src/providers/upstream-http.ts';
+import { MessagesEvents } from '../src/providers/messages/messages.events.ts';
 import { maxAnswerBytes, readBounded, setMaxAnswerBytes, UpstreamAnswerCut } from '../src/providers/upstream-read.ts';
 import { UpstreamRejected } from '../src/providers/types.ts';
 
@@ -104,6 +105,29 @@ describe('readBounded', () => {
       expect(err.message).toMatch(/over 1048576 bytes/);
       expect(sent).toBeLessThan(2 * 1024 * 1024);
       expect(stopped).toBe(true);
+    } finally {
+      setMaxAnswerBytes(cap);
+    }
+  });
+
+  it("a same-format messages stream's event that never ends is cut off at the cap, not held without bound", () => {
+    const cap = maxAnswerBytes();
+    setMaxAnswerBytes(1024 * 1024);
+    try {
+      const events = new MessagesEvents({ id: 'msg_1', model: 'm' });
+      expect(events.take(Buffer.from('event: ping\ndata: {"type":"ping"}\n\n'))).toHaveLength(1);
+      const piece = Buffer.from('x'.repeat(64 * 1024));
+      let err: unknown;
+      let taken = 0;
+      for (; taken < 64 && !err; taken++) {
+        try {
+          events.take(piece);
+        } catch (e) {
+          err = e;
+        }
+      }
+      expect(err).toBeInstanceOf(TextUpstreamUnavailable);
+      expect(taken).toBeLessThanOrEqual(17);
     } finally {
       setMaxAnswerBytes(cap);
     }

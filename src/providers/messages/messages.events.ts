@@ -1,7 +1,9 @@
 import { badGateway } from '../../http/errors.ts';
+import { TextUpstreamUnavailable } from '../../modules/text/text.types.ts';
 import type { FinishReason, TextChunk, TextRequest } from '../../modules/text/text.types.ts';
 import { laterUsage, usageOf, type ReportedUsage } from '../../modules/text/tokens.ts';
 import { messagesClasses, type MessagesEvent } from './messages.answers.ts';
+import { maxAnswerBytes, UpstreamAnswerCut } from '../upstream-read.ts';
 
 // The same-format stream: a messages caller, a messages upstream. Parsing every event into the
 // neutral form and encoding it back cost the gateway ~3/4 of its time per stream (a JSON parse, a
@@ -92,6 +94,9 @@ export class MessagesEvents {
     const bytes = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
     const last = bytes.lastIndexOf(SEPARATOR);
     if (last < 0) {
+      // An event that never ends would be held without bound: past the cap on answers it is cut.
+      const cap = maxAnswerBytes();
+      if (bytes.length > cap) throw new TextUpstreamUnavailable(new UpstreamAnswerCut('too_large', cap).message);
       this.pending = bytes;
       return undefined;
     }
