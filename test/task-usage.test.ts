@@ -40,7 +40,8 @@ describe(`counted tokens are kept with the task [${backendName}]`, () => {
     expect((byId.get(perImage) as any).usage).toBeNull();
 
     const csv = await t.app.inject({ method: 'GET', url: `/admin/usage.csv?user_id=${account.user.id}`, headers: adminHeaders });
-    const row = csv.body.split('\r\n').find((line) => line.endsWith(perToken))!;
-    expect(row.split(',').slice(5, 7).map(Number)).toEqual([counted.input_tokens, counted.output_tokens]);
+    // The id is the tenth column; the token classes of text calls follow it.
+    const row = csv.body.split('\r\n').map((line) => line.split(',')).find((cells) => cells[9] === perToken)!;
+    expect(row.slice(5, 7).map(Number)).toEqual([counted.input_tokens, counted.output_tokens]);
   });
 });
