@@ -77,7 +77,10 @@ function sweepDeadProcesses(root: string): void {
   for (const name of names) {
     const pid = Number(name.split('-')[0]);
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || alive(pid)) continue;
-    fs.rmSync(path.join(root, name), { recursive: true, force: true });
+    // Two processes starting at once may sweep the same directory: the loser's error is no failure.
+    try {
+      fs.rmSync(path.join(root, name), { recursive: true, force: true });
+    } catch {}
   }
 }
 
