@@ -115,7 +115,9 @@ describe(`job leases [${backendName}]`, () => {
     const doomed = await startGateway({ ...database.env, ...env }, 'src/cli.ts', ['worker']);
     const taskId = await submit(api, { prompt: 'crash mid-callback', webhook: receiver.url });
 
-    await waitUntil('the first, hanging attempt', () => receiver.received.length === 1);
+    // startGateway does not wait for a worker to be ready: this wait includes its start (tsx compiling
+    // the code base), which takes far longer on a loaded machine than the callback itself.
+    await waitUntil('the first, hanging attempt', () => receiver.received.length === 1, 60_000);
     // Alive and renewing: three leases pass without the job being run again.
     await sleep(2400);
     expect(receiver.received).toHaveLength(1);
@@ -126,7 +128,7 @@ describe(`job leases [${backendName}]`, () => {
     await waitUntil('the taken-over attempt', () => receiver.received.length === 2, 10_000);
     expect(JSON.parse(receiver.received[1]!.body)).toMatchObject({ id: taskId, status: 'completed' });
     await waitUntil('the delivery job to finish', async () => (await jobsOf(api, taskId)).length === 0, 10_000);
-  }, 60_000);
+  }, 120_000);
 
   it('relay submits carry an Idempotency-Key derived from the task id, the same on a retried submit', async () => {
     const upstream = await startUpstream(async (hit, i) => {
