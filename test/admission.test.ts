@@ -50,6 +50,8 @@ describe(`admission control [${backendName}]`, () => {
     for (let i = 0; i < 400 && fake.tasks.size < 51; i++) await sleep(25);
     expect(fake.tasks.size).toBe(51);
     expect((await status(auth, ids[0]!)).status).toBe('completed');
+    // The fake counts the submit when it arrives; the task turns processing once its answer is written.
+    for (let i = 0; i < 400 && (await status(auth, ids[50]!)).status === 'submitted'; i++) await sleep(25);
     expect((await status(auth, ids[50]!)).status).toBe('processing');
   });
 });
