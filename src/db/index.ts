@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { PostgresDialect, SqliteDialect, sql, type Kysely } from 'kysely';
+import { SqliteDialect, sql, type Kysely } from 'kysely';
+import { OneSchemaPostgresDialect } from './schema-introspector.ts';
 import type { Database } from './types.ts';
 import { startCheckpointer } from './checkpointer.ts';
 import { makeAtOnce } from './at-once.ts';
@@ -118,7 +119,7 @@ export function createDb(url: string, options: DbOptions = {}): OpenDb {
   });
   keepAliveOnConnectionErrors(pool, options.onConnectionError ?? (() => {}));
   const schema = options.schema ?? schemaFromUrl(url);
-  const db = new Db({ dialect: new PostgresDialect({ pool }) }, {
+  const db = new Db({ dialect: new OneSchemaPostgresDialect({ pool }) }, {
     dialect: 'postgres',
     rawReader: async (text, params) => (await pool.query(text, params as unknown[])).rows,
     namedStatements: namedStatementRunner(pool),
