@@ -30,6 +30,7 @@ import { fileSigningSecret } from './blobs/signed-urls.ts';
 import { nativeRoutes } from './modules/text/native.routes.ts';
 import { messagesRoutes } from './modules/messages/messages.routes.ts';
 import { chatRoutes } from './modules/chat/chat.routes.ts';
+import { responsesRoutes } from './modules/responses/responses.routes.ts';
 import { modelsRoutes } from './modules/models/models.routes.ts';
 import { documentModels } from './modules/models/models.openapi.ts';
 
@@ -204,6 +205,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(nativeRoutes(ctx));
   await app.register(messagesRoutes(ctx));
   await app.register(chatRoutes(ctx));
+  await app.register(responsesRoutes(ctx));
   await app.register(modelsRoutes(ctx));
   await app.register(sessionRoutes(ctx));
   await app.register(consoleRoutes(ctx));

@@ -55,7 +55,7 @@ describe(`chat-completions upstreams [${backendName}]`, () => {
     expect(message.content[0]).toMatchObject({ type: 'text', text: 'echo: ping' });
     expect(message.usage).toMatchObject({ input_tokens: 11, output_tokens: 7 });
     const sent = second.requests.at(-1)!;
-    expect(sent.body).toMatchObject({ model: 'upstream-small', max_tokens: 50, messages: [{ role: 'system', content: 'be short' }, { role: 'user', content: 'ping' }] });
+    expect(sent.body).toMatchObject({ model: 'upstream-small', max_completion_tokens: 50, messages: [{ role: 'system', content: 'be short' }, { role: 'user', content: 'ping' }] });
     expect(sent.headers.authorization).toBe(`Bearer ${SECRET}`);
 
     const streamed = await client.messages.stream({ model: 'chatgen-4-haiku', max_tokens: 50, messages: [{ role: 'user', content: 'stream this' }] }).finalMessage();

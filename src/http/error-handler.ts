@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ClientGone } from './call-signal.ts';
+import { TextFormatError } from '../core/text/errors.ts';
 import { isStoreUnavailable } from '../db/errors.ts';
 import { declaredRoutes, type Family } from './route-table.ts';
 import { ApiError, nativeStatus, notFound, payloadTooLarge, serviceUnavailable, typeForStatus, unsupportedMediaType } from './errors.ts';
@@ -31,6 +32,8 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 
 function toApiError(error: FastifyError, request: FastifyRequest, bodyLimit: number): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  // A text body that is not valid in its format, or asks what the upstream's format cannot express.
+  if (error instanceof TextFormatError) return new ApiError(400, 'invalid_request_error', error.message);
   // `throw undefined` (or null) reaches us as is: reading a field of it would crash this handler.
   if (error === null || typeof error !== 'object') return undefined;
   if (error.validation) {

@@ -72,32 +72,45 @@ export async function postJsonWhole(call: UpstreamCall): Promise<WholeResponse> 
   return response;
 }
 
+/** One server-sent event: its `event:` name where it has one, and its `data:` lines joined. */
+export interface SseEvent {
+  event?: string;
+  data: string;
+}
+
 /**
- * Reads server-sent events from a response body: yields each `data:` payload. One event is held
- * until it is whole, so an event over the process's cap on answers (upstream-read.ts) cuts the
- * stream off: an upstream that never ends its event cannot fill the memory. Nothing of that event
- * was forwarded, so before the first one another channel may still take the call.
+ * Reads server-sent events from a response body. One event is held until it is whole, so an event
+ * over the process's cap on answers (upstream-read.ts) cuts the stream off: an upstream that never
+ * ends its event cannot fill the memory. Nothing of that event was forwarded, so before the first
+ * one another channel may still take the call. Lines may end in CRLF (the Gemini API's do).
  */
-export async function* sseData(body: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+export async function* sseEvents(body: AsyncIterable<Buffer | string>): AsyncGenerator<SseEvent> {
   // A read can end inside a multi-byte character: the decoder keeps its first bytes for the next.
   const decoder = new StringDecoder('utf8');
   const cap = maxAnswerBytes();
   let buffer = '';
+  // A CR at the end of a read may be the first half of a CRLF: it waits for the next read.
+  let carry = '';
   for await (const chunk of body) {
-    buffer += typeof chunk === 'string' ? chunk : decoder.write(chunk);
+    let text = carry + (typeof chunk === 'string' ? chunk : decoder.write(chunk));
+    carry = text.endsWith('\r') ? '\r' : '';
+    if (carry) text = text.slice(0, -1);
+    buffer += text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
     if (buffer.length > cap) throw new TextUpstreamUnavailable(new UpstreamAnswerCut('too_large', cap).message);
     let end: number;
     while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const event = buffer.slice(0, end);
+      const lines = buffer.slice(0, end).split('\n');
       buffer = buffer.slice(end + 2);
-      const data = event
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).trimStart())
-        .join('\n');
-      if (data) yield data;
+      const data = lines.filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart()).join('\n');
+      const name = lines.find((line) => line.startsWith('event:'))?.slice(6).trim();
+      if (data) yield name ? { event: name, data } : { data };
     }
   }
+}
+
+/** The `data:` payload of each server-sent event. */
+export async function* sseData(body: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+  for await (const event of sseEvents(body)) yield event.data;
 }
 
 /**
@@ -121,18 +134,18 @@ export abstract class UpstreamText implements TextProvider {
     this.basePath = base.pathname === '/' ? '' : base.pathname;
   }
 
-  private upstreamCall(path: string, body: unknown, signal: CallSignal): UpstreamCall {
-    return { origin: this.origin, path: `${this.basePath}${path}`, headers: this.headers, body, timeoutMs: this.timeoutMs, signal };
+  private upstreamCall(path: string, body: unknown, signal: CallSignal, headers?: Record<string, string>): UpstreamCall {
+    return { origin: this.origin, path: `${this.basePath}${path}`, headers: headers ? { ...this.headers, ...headers } : this.headers, body, timeoutMs: this.timeoutMs, signal };
   }
 
-  /** A streamed call. */
-  protected post(path: string, body: unknown, signal: CallSignal) {
-    return postJson(this.upstreamCall(path, body, signal));
+  /** A streamed call; `headers`: a same-format caller's vendor headers (core/text/call.ts), never credentials. */
+  post(path: string, body: unknown, signal: CallSignal, headers?: Record<string, string>) {
+    return postJson(this.upstreamCall(path, body, signal, headers));
   }
 
   /** A non-streamed call, its answer read whole. */
-  protected postWhole(path: string, body: unknown, signal: CallSignal) {
-    return postJsonWhole(this.upstreamCall(path, body, signal));
+  postWhole(path: string, body: unknown, signal: CallSignal, headers?: Record<string, string>) {
+    return postJsonWhole(this.upstreamCall(path, body, signal, headers));
   }
 
   abstract generate(request: TextRequest, signal: CallSignal): Promise<TextResult>;

@@ -8,3 +8,5 @@ export * from './helpers.ts';
 export * from './accumulate.ts';
 export * from './read.ts';
 export * from './opaque.ts';
+export type * from './call.ts';
+export { FORWARDED_HEADERS } from './call.ts';

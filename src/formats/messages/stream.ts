@@ -96,6 +96,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
 const frame = (data: Json): SseFrame => ({ event: String(data.type), data: JSON.stringify(data) });
 
 export class MessagesStreamEncoder implements StreamEncoder {
+  private pinged = false;
+
   push(ev: TextStreamEvent): SseFrame[] {
     switch (ev.type) {
       case 'start':
@@ -114,7 +116,11 @@ export class MessagesStreamEncoder implements StreamEncoder {
           : b.type === 'tool_call' ? { type: 'tool_use', id: b.id, name: b.name, input: {} }
           : b.redacted && b.signature ? { type: 'redacted_thinking', data: wrapOpaque(b.signature, 'messages') }
           : { type: 'thinking', thinking: '', signature: '' };
-        return [frame({ type: 'content_block_start', index: ev.index, content_block: block })];
+        const started = frame({ type: 'content_block_start', index: ev.index, content_block: block });
+        // The vendor's streams send one ping after the first block opens; clients expect it there.
+        if (this.pinged) return [started];
+        this.pinged = true;
+        return [started, frame({ type: 'ping' })];
       }
       case 'text_delta':
         return [frame({ type: 'content_block_delta', index: ev.index, delta: { type: 'text_delta', text: ev.text } })];

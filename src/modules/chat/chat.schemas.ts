@@ -4,16 +4,13 @@ import { Type, type Static } from 'typebox';
 // Clients send many optional fields (user, seed, logprobs, ...): the ones listed are read, the rest
 // are accepted and ignored, as every peer gateway does, so unchanged clients keep working.
 
-const TextPart = Type.Object({ type: Type.Literal('text'), text: Type.String() }, { additionalProperties: true });
-const ImagePart = Type.Object(
-  { type: Type.Literal('image_url'), image_url: Type.Object({ url: Type.String(), detail: Type.Optional(Type.String()) }, { additionalProperties: true }) },
-  { additionalProperties: true },
-);
+// Content parts (text, image_url, file, input_audio, ...) are the decoder's (formats/chat) to read.
+const Part = Type.Object({ type: Type.String() }, { additionalProperties: true });
 
 const Message = Type.Object(
   {
     role: Type.Union(['system', 'developer', 'user', 'assistant', 'tool'].map((r) => Type.Literal(r))),
-    content: Type.Optional(Type.Union([Type.String(), Type.Null(), Type.Array(Type.Union([TextPart, ImagePart]))])),
+    content: Type.Optional(Type.Union([Type.String(), Type.Null(), Type.Array(Part)])),
     name: Type.Optional(Type.String()),
     tool_calls: Type.Optional(Type.Array(Type.Unknown())),
     tool_call_id: Type.Optional(Type.String()),
@@ -33,10 +30,10 @@ export const ChatRequest = Type.Object(
     n: Type.Optional(Type.Integer({ minimum: 1, maximum: 1, description: 'One choice per call' })),
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     stream_options: Type.Optional(Type.Union([Type.Object({ include_usage: Type.Optional(Type.Boolean()) }, { additionalProperties: true }), Type.Null()])),
-    tools: Type.Optional(Type.Array(Type.Unknown(), { description: 'Passed to chat-completions upstreams; 400 where the model has none' })),
+    tools: Type.Optional(Type.Array(Type.Unknown(), { description: 'Function tools: as they are to an OpenAI upstream, translated for the others' })),
     tool_choice: Type.Optional(Type.Unknown()),
     parallel_tool_calls: Type.Optional(Type.Boolean()),
-    response_format: Type.Optional(Type.Object({ type: Type.String() }, { additionalProperties: true, description: 'Passed to chat-completions upstreams; 400 where the model has none' })),
+    response_format: Type.Optional(Type.Object({ type: Type.String() }, { additionalProperties: true, description: 'json_schema or json_object: as it is to an OpenAI upstream, translated for the others' })),
   },
   { additionalProperties: true },
 );

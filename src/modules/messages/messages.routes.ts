@@ -1,14 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { bodyModel, keyGuard } from '../../http/auth.ts';
 import { badGateway, badRequest } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
-import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
-import { countPromptTokens, generateText, streamText, type TextCall } from '../text/text.service.ts';
-import { promptTokens } from '../text/tokens.ts';
-import { fromMessages, messageId, messageResponse, streamEvents } from './messages.mapping.ts';
+import { clientGone } from '../../http/sse.ts';
+import { countPromptTokens } from '../text/text.service.ts';
+import { answerWire, wireTextCall } from '../text/wire-call.ts';
 import { CountTokensRequest, MessagesRequest, MessagesResponse } from './messages.schemas.ts';
 import { declareSurface } from '../../http/surface.ts';
 
@@ -49,15 +48,7 @@ export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         checkVersion(request);
-        const text = fromMessages(request.body);
-        const call: TextCall = { key: request.apiKey!, endpoint: 'messages', requestId: request.id, request: text, allDown: everyUpstreamFailed };
-        const id = messageId();
-        if (request.body.stream) {
-          text.messagesEvents = { id, model: request.body.model };
-          return stream(ctx, call, id, request, reply);
-        }
-        const result = await generateText(ctx, call, clientGone(reply));
-        return messageResponse(id, request.body.model, result.text, result.finish, result.stopSequence, result.usage);
+        return answerWire(ctx, request, reply, { format: 'messages', body: request.body, endpoint: 'messages', allDown: everyUpstreamFailed });
       },
     );
     app.post(
@@ -74,44 +65,9 @@ export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         checkVersion(request);
-        const text = fromMessages({ ...request.body, max_tokens: 1 });
-        return { input_tokens: await countPromptTokens(ctx, text, request.apiKey!, clientGone(reply)) };
+        const call = wireTextCall(request, { format: 'messages', body: { ...request.body, max_tokens: 1 }, endpoint: 'messages', allDown: everyUpstreamFailed });
+        return { input_tokens: await countPromptTokens(ctx, call.request, request.apiKey!, clientGone(reply)) };
       },
     );
   };
-}
-
-async function stream(ctx: AppContext, call: TextCall, id: string, request: FastifyRequest, reply: FastifyReply) {
-  // Listening from the start: a caller gone before the first token stops the upstream call too.
-  const signal = clientGone(reply);
-  const chunks = streamText(ctx, call, signal);
-  // Routing, the hold and the upstream's first answer come before the first byte: their errors
-  // still get a status code and the error envelope.
-  const first = await chunks.next();
-  const events = startSse(request, reply, signal, ctx.config.http.streamStallMs);
-  // A messages upstream's own events (message_start first) go out as they came; others are encoded here.
-  const forwarding = !first.done && first.value.type === 'events';
-  if (!forwarding) for (const [name, data] of streamEvents.start(id, call.request.model, promptTokens(call.request))) events.send(data, name);
-  try {
-    for (let step = first; !step.done; step = await chunks.next()) {
-      const chunk = step.value;
-      // A caller that has not taken the last write yet holds the upstream read back (sse.ts).
-      if (chunk.type === 'events') {
-        if (!events.write(chunk.parts)) await events.drained();
-      } else if (forwarding) {
-        continue;
-      } else if (chunk.type === 'delta') {
-        const [name, data] = streamEvents.delta(chunk.text);
-        if (!events.send(data, name)) await events.drained();
-      } else if (chunk.type === 'end') {
-        for (const [name, data] of streamEvents.end(chunk.finish, chunk.stopSequence, chunk.usage)) events.send(data, name);
-      }
-    }
-  } catch (err) {
-    logStreamEnd(request, err);
-    events.send({ type: 'error', error: { type: 'bad_gateway', message: 'The stream was interrupted' } }, 'error');
-  } finally {
-    events.end();
-  }
-  return reply;
 }

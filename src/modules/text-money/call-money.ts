@@ -18,7 +18,7 @@ export type TextOutcome = 'ok' | 'failed' | 'aborted' | 'lost';
 export interface HoldRequest {
   key: Pick<CachedKey, 'id' | 'user_id' | 'unlimited'>;
   model: string;
-  endpoint: 'native' | 'messages' | 'chat-completions';
+  endpoint: 'native' | 'messages' | 'chat-completions' | 'responses';
   requestId: string;
   amount: number;
 }

@@ -11,6 +11,8 @@ import { fromNative, nativeResponse } from './native.mapping.ts';
 import { NativeRequest, NativeResponse } from './native.schemas.ts';
 import { countPromptTokens, generateText, streamText, type TextCall } from './text.service.ts';
 import type { TextChunk } from './text.types.ts';
+import type { Json } from '../../core/text/index.ts';
+import { answerWire, wireTextCall } from './wire-call.ts';
 
 const everyUpstreamUnavailable = () => serviceUnavailable('Every upstream for this model is unavailable');
 
@@ -45,6 +47,16 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           const model = decodeURIComponent(at > 0 ? target.slice(0, at) : target);
           const method = at > 0 ? target.slice(at + 1) : '';
           if (!METHODS.includes(method as (typeof METHODS)[number])) throw notFound(`Unknown method "${method}": use ${METHODS.join(', ')}`);
+          // The Gemini API's own surface: tools, thinking and every other field of that format, forwarded
+          // to a gemini channel as they came, translated for the others. Without alt=sse a stream is
+          // answered as the format's JSON array, here of one whole chunk.
+          if (shape === bare && method !== 'countTokens') {
+            const sse = method === 'streamGenerateContent' && (request.query as { alt?: string }).alt === 'sse';
+            const surface = { format: 'gemini', body: request.body as Json, model, stream: sse, endpoint: 'native', allDown: everyUpstreamUnavailable } as const;
+            if (method === 'generateContent' || sse) return answerWire(ctx, request, reply, surface);
+            const result = await generateText(ctx, wireTextCall(request, surface), clientGone(reply));
+            return [result.wireBody];
+          }
           const text = fromNative(model, request.body as NativeRequest);
           if (method === 'countTokens') return shape({ totalTokens: await countPromptTokens(ctx, text, request.apiKey!, clientGone(reply)) });
           const call: TextCall = { key: request.apiKey!, endpoint: 'native', requestId: request.id, request: text, allDown: everyUpstreamUnavailable };

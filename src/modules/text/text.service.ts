@@ -8,13 +8,14 @@ import { costOf, holdFor } from './call-price.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from './text.types.ts';
 import { NOTHING_USED, TextUpstreamUnavailable } from './text.types.ts';
 import { argumentsText } from './tool-text.ts';
+import { throughTextView } from './wire-legacy.ts';
 import { sizePrompt } from './prompt-size.ts';
 import { usageOf, type ReportedUsage } from './tokens.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 
 export interface TextCall {
   key: CachedKey;
-  endpoint: 'native' | 'messages' | 'chat-completions';
+  endpoint: 'native' | 'messages' | 'chat-completions' | 'responses';
   requestId: string;
   request: TextRequest;
   /** The error for "every upstream is down": 503 on the native endpoint, 502 on messages. */
@@ -37,8 +38,9 @@ function routesOver(ctx: AppContext, call: TextCall, channels: readonly Channel[
   const { model, chatTools } = call.request;
   let withoutTools = 0;
   for (const channel of channels) {
-    const provider = ctx.textProviderFor(channel);
-    if (!provider) continue;
+    const found = ctx.textProviderFor(channel);
+    if (!found) continue;
+    const provider = call.request.wire && !found.speaksWire ? throughTextView(found) : found;
     // Tools and response_format are honoured or refused, never silently dropped.
     if (chatTools && !provider.takesChatTools) {
       withoutTools++;

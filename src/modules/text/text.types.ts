@@ -1,6 +1,7 @@
 import type { CallSignal } from '../../http/call-signal.ts';
 import { NO_USAGE, type UsageClasses } from '../../core/usage.ts';
 import type { ReportedUsage } from './tokens.ts';
+import type { WireCall } from '../../core/text/index.ts';
 
 // The neutral shape every text endpoint is translated to and every text provider speaks, so the
 // native content/parts endpoint and the messages endpoint share billing and providers.
@@ -37,6 +38,11 @@ export interface TextRequest {
    * `events`), message_start saying this id and model.
    */
   messagesEvents?: { id: string; model: string };
+  /**
+   * A call on one of the four wire surfaces (core/text/call.ts): the provider forwards or translates
+   * it, and answers in the caller's format (TextResult.wireBody, `events` chunks of that format).
+   */
+  wire?: WireCall;
 }
 
 export type FinishReason = 'stop' | 'max_tokens' | 'stop_sequence' | 'tool_calls';
@@ -54,6 +60,8 @@ export interface TextResult {
   usage: TextUsage;
   /** The upstream's tool calls, in the chat-completions shape (only with `chatTools`). */
   toolCalls?: unknown[];
+  /** A wire call's answer, in the caller's format (see TextRequest.wire). */
+  wireBody?: unknown;
 }
 
 /** A streamed piece: text deltas, then one final piece with the finish and the usage. */
@@ -77,6 +85,8 @@ export interface TextProvider {
   countTokens?(request: TextRequest, signal: CallSignal): Promise<number>;
   /** Speaks chat-completions tools and response_format (see TextRequest.chatTools). */
   readonly takesChatTools?: boolean;
+  /** Answers wire calls itself (TextRequest.wire); others get them through wire-legacy.ts. */
+  readonly speaksWire?: boolean;
 }
 
 /** An upstream that cannot be reached or answered 5xx before the first byte: another channel may try. */

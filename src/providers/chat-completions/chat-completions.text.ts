@@ -5,6 +5,7 @@ import { argumentsText } from '../../modules/text/tool-text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
+import { wireGenerate, wireStream, type WireRoute } from '../wire-text.ts';
 import { chatClasses, type ChatChunk, type ChatCompletion, type ChatErrorBody } from './chat-completions.answers.ts';
 
 // The chat-completions protocol, the most common upstream: requests, responses, errors and streams
@@ -55,14 +56,26 @@ export async function clientError(statusCode: number, body: { text(): string | P
   throw badGateway(`upstream refused the call (${statusCode})`);
 }
 
+const CHAT: WireRoute = { speaks: 'chat', path: () => '/v1/chat/completions' };
+const RESPONSES: WireRoute = { speaks: 'responses', path: () => '/v1/responses' };
+
 export class ChatCompletionsText extends UpstreamText {
   readonly takesChatTools = true;
+  readonly speaksWire = true;
+
+  /** Responses calls go to the upstream's own /v1/responses only where it has one (the `openai` type). */
+  protected readonly takesResponses: boolean = false;
+
+  private wireRoute(request: TextRequest): WireRoute {
+    return request.wire?.format === 'responses' && this.takesResponses ? RESPONSES : CHAT;
+  }
 
   constructor(channel: Channel, timeoutMs: number, extraHeaders: Record<string, string> = {}) {
     super(channel, timeoutMs, { ...extraHeaders, ...(channel.secret ? { authorization: `Bearer ${channel.secret}` } : {}) });
   }
 
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
+    if (request.wire) return wireGenerate(this, this.wireRoute(request), request, signal);
     const response = await this.postWhole('/v1/chat/completions', toChat(request, false), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response);
     const json = response.json() as ChatCompletion | null;
@@ -79,6 +92,7 @@ export class ChatCompletionsText extends UpstreamText {
   }
 
   async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
+    if (request.wire) return yield* wireStream(this, this.wireRoute(request), request, signal);
     const response = await this.post('/v1/chat/completions', toChat(request, true), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';

@@ -6,6 +6,7 @@ import { usageOf, type ReportedUsage } from '../../modules/text/tokens.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import { geminiClasses, type CountTokensAnswer, type GeminiError, type GenerateContentAnswer } from './gemini.answers.ts';
 import { modelPath } from './gemini.http.ts';
+import { wireGenerate, wireStream, type WireRoute } from '../wire-text.ts';
 
 // Text on the Gemini API as @google/genai calls it: POST /v1beta/models/{m}:generateContent,
 // :streamGenerateContent?alt=sse and :countTokens, the key in `x-goog-api-key`, bare answers (not
@@ -71,6 +72,13 @@ async function refusal(statusCode: number, body: { text(): string | Promise<stri
 }
 
 export class GeminiText extends UpstreamText {
+  readonly speaksWire = true;
+  private readonly wire: WireRoute = {
+    speaks: 'gemini',
+    path: (model, stream) => `/v1beta${modelPath(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+    refuse: refusal,
+  };
+
   constructor(channel: Channel, timeoutMs: number, extraHeaders: Record<string, string> = {}) {
     super(channel, timeoutMs, { ...extraHeaders, 'x-goog-api-key': channel.secret ?? '' });
   }
@@ -80,6 +88,7 @@ export class GeminiText extends UpstreamText {
   }
 
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
+    if (request.wire) return wireGenerate(this, this.wire, request, signal);
     const response = await this.postWhole(this.pathOf(request, 'generateContent'), toGemini(request), signal);
     if (response.statusCode >= 400) return refusal(response.statusCode, response);
     const data = response.json() as GenerateContentAnswer | null;
@@ -93,6 +102,7 @@ export class GeminiText extends UpstreamText {
   }
 
   async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
+    if (request.wire) return yield* wireStream(this, this.wire, request, signal);
     const response = await this.post(this.pathOf(request, 'streamGenerateContent?alt=sse'), toGemini(request), signal);
     if (response.statusCode >= 400) return refusal(response.statusCode, response.body);
     let produced = '';

@@ -15,7 +15,7 @@ import { maxAnswerBytes, UpstreamAnswerCut } from '../upstream-read.ts';
 // error event); an event without a name is parsed to be sure. Walking the separators costs about
 // a third of searching the bytes for those names.
 
-export const FINISH: Record<string, FinishReason> = { end_turn: 'stop', stop_sequence: 'stop_sequence', max_tokens: 'max_tokens' };
+export const FINISH: Record<string, FinishReason> = { end_turn: 'stop', stop_sequence: 'stop_sequence', max_tokens: 'max_tokens', tool_use: 'tool_calls' };
 
 /** What message_start says to the caller instead of the upstream's id and model name. */
 export interface Rename {

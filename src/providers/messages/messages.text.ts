@@ -7,6 +7,10 @@ import type { CallSignal } from '../../http/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
 import { messagesClasses, type MessagesAnswer, type MessagesEvent, type TextDelta } from './messages.answers.ts';
 import { FINISH, forwardEvents } from './messages.events.ts';
+import { upstreamBody, vendorHeaders, wireGenerate, wireStream, type WireRoute } from '../wire-text.ts';
+import { newId } from '../../lib/ids.ts';
+
+const WIRE: WireRoute = { speaks: 'messages', path: () => '/v1/messages' };
 
 // An upstream that speaks the messages format itself (POST /v1/messages), with the headers the
 // vendor's API requires: the key in `x-api-key` and `anthropic-version: 2023-06-01`. The request goes
@@ -36,7 +40,10 @@ export class MessagesText extends UpstreamText {
     super(channel, timeoutMs, { ...extraHeaders, 'anthropic-version': API_VERSION, ...(channel.secret ? { 'x-api-key': channel.secret } : {}) });
   }
 
+  readonly speaksWire = true;
+
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
+    if (request.wire) return wireGenerate(this, WIRE, request, signal);
     const response = await this.postWhole('/v1/messages', toMessages(request, false), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response);
     const json = response.json() as MessagesAnswer | null;
@@ -50,6 +57,14 @@ export class MessagesText extends UpstreamText {
   }
 
   async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
+    const wire = request.wire;
+    // Same format: the upstream's events go to the caller as bytes (messages.events.ts).
+    if (wire?.format === 'messages') {
+      const response = await this.post('/v1/messages', upstreamBody(wire, 'messages', request.model, true), signal, vendorHeaders(wire, 'messages'));
+      if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
+      return yield* forwardEvents(response.body, request, { id: newId('msg'), model: wire.model });
+    }
+    if (wire) return yield* wireStream(this, WIRE, request, signal);
     const response = await this.post('/v1/messages', toMessages(request, true), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     if (request.messagesEvents) return yield* forwardEvents(response.body, request, request.messagesEvents);

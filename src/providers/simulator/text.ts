@@ -5,6 +5,7 @@ import type { TextChunk, TextProvider, TextRequest, TextResult } from '../../mod
 import { TextUpstreamUnavailable } from '../../modules/text/text.types.ts';
 import { parseDirectives } from './directives.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
+import { simulatedWireAnswer, simulatedWireStream } from './wire.ts';
 
 // Deterministic text replies with real token counts (the same tokenizer counts prompt and reply).
 // `[sim:fail]` makes the upstream unavailable; `[sim:delay=s]` waits before the first token.
@@ -52,14 +53,18 @@ const sleep = (ms: number, signal: CallSignal) =>
   });
 
 export class SimulatorText implements TextProvider {
+  readonly speaksWire = true;
+
   async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
     await this.prelude(request, signal);
+    if (request.wire) return simulatedWireAnswer(request);
     const { outputTokens, ...reply } = simulatedReply(request);
     return { ...reply, usage: { input: promptTokens(request), cache_read: 0, cache_write: 0, output: outputTokens } };
   }
 
   async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
     await this.prelude(request, signal);
+    if (request.wire) return yield* simulatedWireStream(request, () => signal.aborted);
     const { text, finish, stopSequence, outputTokens } = simulatedReply(request);
     const tokens = encode(text);
     for (let i = 0; i < tokens.length; i += CHUNK_TOKENS) {

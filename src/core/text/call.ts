@@ -1,0 +1,26 @@
+// A text call as it arrived on one of the four wire surfaces: the caller's own body, what it says in
+// the neutral model, and the vendor headers that change its meaning. Providers forward `body` to an
+// upstream that speaks `format` (same format, same bytes but the model) and translate `request`
+// for any other; either way the answer goes back in `format`.
+import type { Json } from './read.ts';
+import type { WireFormat } from './parts.ts';
+import type { TextRequest } from './request.ts';
+
+export interface WireCall {
+  format: WireFormat;
+  /** The caller's body as parsed; only the model is changed before it goes upstream. */
+  body: Json;
+  request: TextRequest;
+  /** The model the caller asked for (answers name it, whatever the channel maps it to). */
+  model: string;
+  /** `anthropic-version`, `anthropic-beta`, `openai-beta` as the caller sent them. */
+  headers: Record<string, string>;
+}
+
+/** The vendor headers that go upstream with a same-format body, by the format that defines them. */
+export const FORWARDED_HEADERS: Record<WireFormat, readonly string[]> = {
+  messages: ['anthropic-version', 'anthropic-beta'],
+  chat: ['openai-beta'],
+  responses: ['openai-beta'],
+  gemini: [],
+};

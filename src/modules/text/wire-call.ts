@@ -1,0 +1,69 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { FORWARDED_HEADERS, sseText, type Json, type TextStreamEvent, type WireFormat } from '../../core/text/index.ts';
+import { FORMATS } from '../../formats/index.ts';
+import type { AppContext } from '../../context.ts';
+import type { ApiError } from '../../http/errors.ts';
+import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
+import { generateText, streamText, type TextCall } from './text.service.ts';
+import { wireView } from './wire-view.ts';
+
+// A text call on one of the four wire surfaces, from the caller's body to its answer in the same
+// format: decoded once into the neutral model (a body its format does not allow is a 400 naming
+// the field), routed, held and billed by the text service, answered by the provider in the
+// caller's format (whole, or as that format's events, forwarded as they come).
+
+export interface WireSurfaceCall {
+  format: WireFormat;
+  body: Json;
+  /** The model, where the format keeps it outside the body (Gemini's path); else body.model. */
+  model?: string;
+  /** Gemini says it in the path; the other formats in the body's `stream`. */
+  stream?: boolean;
+  endpoint: TextCall['endpoint'];
+  allDown: () => ApiError;
+}
+
+export function wireTextCall(request: FastifyRequest, surface: WireSurfaceCall): TextCall {
+  const neutral = FORMATS[surface.format].decodeRequest(surface.body, surface.model);
+  if (surface.stream !== undefined) neutral.stream = surface.stream;
+  const headers: Record<string, string> = {};
+  for (const name of FORWARDED_HEADERS[surface.format]) {
+    const value = request.headers[name];
+    if (value !== undefined) headers[name] = String(value);
+  }
+  const view = wireView({ format: surface.format, body: surface.body, request: neutral, model: surface.model ?? neutral.model, headers });
+  return { key: request.apiKey!, endpoint: surface.endpoint, requestId: request.id, request: view, allDown: surface.allDown };
+}
+
+/** Answers the call: the whole answer as JSON, or the format's event stream. */
+export async function answerWire(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, surface: WireSurfaceCall): Promise<unknown> {
+  const call = wireTextCall(request, surface);
+  if (call.request.wire!.request.stream) return streamWire(ctx, call, request, reply);
+  const result = await generateText(ctx, call, clientGone(reply));
+  // Sent as text: the answer is the upstream's to shape, not a schema's to filter.
+  return reply.type('application/json; charset=utf-8').send(JSON.stringify(result.wireBody));
+}
+
+async function streamWire(ctx: AppContext, call: TextCall, request: FastifyRequest, reply: FastifyReply) {
+  // Listening from the start: a caller gone before the first event stops the upstream call too.
+  const signal = clientGone(reply);
+  const chunks = streamText(ctx, call, signal);
+  // Routing, the hold and the upstream's first answer come before the first byte: their errors
+  // still get a status code and the error envelope.
+  const first = await chunks.next();
+  const events = startSse(request, reply, signal, ctx.config.http.streamStallMs);
+  try {
+    for (let step = first; !step.done; step = await chunks.next()) {
+      const chunk = step.value;
+      // A caller that has not taken the last write yet holds the upstream read back (sse.ts).
+      if (chunk.type === 'events' && !events.write(chunk.parts)) await events.drained();
+    }
+  } catch (err) {
+    logStreamEnd(request, err);
+    const interrupted: TextStreamEvent = { type: 'error', message: 'The stream was interrupted', code: 'bad_gateway' };
+    events.write([Buffer.from(sseText(FORMATS[call.request.wire!.format].streamEncoder(call.request.wire!.request).push(interrupted)))]);
+  } finally {
+    events.end();
+  }
+  return reply;
+}

@@ -1,0 +1,126 @@
+import type { StreamEncoder, TextAnswer, TextStreamEvent, WireCall, WireFormat, Json } from '../core/text/index.ts';
+import { FORWARDED_HEADERS, sseText } from '../core/text/index.ts';
+import { FORMATS } from '../formats/index.ts';
+import { newId } from '../lib/ids.ts';
+import type { CallSignal } from '../http/call-signal.ts';
+import type { FinishReason, TextChunk, TextRequest, TextResult } from '../modules/text/text.types.ts';
+import { laterUsage, usageOf, type ReportedUsage } from '../modules/text/tokens.ts';
+import { reportedUsage } from './wire-usage.ts';
+import { clientError } from './chat-completions/chat-completions.text.ts';
+import { sseEvents, type UpstreamText } from './upstream-http.ts';
+
+// A wire call (core/text/call.ts) on an upstream that speaks `speaks`. Same format: the caller's
+// body goes as it came but the model, with its vendor headers, and the answer comes back as the
+// upstream wrote it (a whole answer names the caller's model), stream event by stream event.
+// Otherwise the neutral request is encoded for the upstream and its answer decoded and encoded
+// again in the caller's format. Either way the upstream's answer is decoded for the usage.
+
+/** How an upstream takes a format's calls: the path for this model, streamed or not, and its refusals. */
+export interface WireRoute {
+  speaks: WireFormat;
+  path(model: string, stream: boolean): string;
+  /** An answer >= 400 into our error (default: the upstream's message to the caller on 400/404/422). */
+  refuse?(statusCode: number, body: { text(): string | Promise<string> }): Promise<never>;
+}
+
+const FINISH: Record<TextAnswer['stopReason'], FinishReason> = { end_turn: 'stop', refusal: 'stop', max_tokens: 'max_tokens', stop_sequence: 'stop_sequence', tool_use: 'tool_calls' };
+
+/** What goes upstream: the caller's own body (the model mapped) or the neutral request encoded. */
+export function upstreamBody(wire: WireCall, speaks: WireFormat, model: string, stream: boolean): Json {
+  if (wire.format !== speaks) return FORMATS[speaks].encodeRequest({ ...wire.request, stream }, model);
+  if (speaks === 'gemini') return wire.body;
+  const body: Json = { ...wire.body, model };
+  // The gateway bills from usage: a chat stream always asks for its usage chunk (a caller that did
+  // not ask for it does not get it: see `withoutUnaskedUsage`).
+  if (speaks === 'chat' && stream) body.stream_options = { ...(body.stream_options as Json | undefined), include_usage: true };
+  return body;
+}
+
+export function vendorHeaders(wire: WireCall, speaks: WireFormat): Record<string, string> | undefined {
+  if (wire.format !== speaks) return undefined;
+  const out: Record<string, string> = {};
+  for (const name of FORWARDED_HEADERS[speaks]) if (wire.headers[name] !== undefined) out[name] = wire.headers[name]!;
+  return out;
+}
+
+/** The text an answer produced (what our count bills when the upstream reports no usage). */
+const producedText = (events: readonly TextStreamEvent[]) =>
+  events.map((e) => (e.type === 'text_delta' || e.type === 'thinking_delta' ? e.text : e.type === 'arguments_delta' ? e.json : '')).join('');
+
+const answerText = (answer: TextAnswer) => answer.content.map((p) => (p.type === 'text' || p.type === 'thinking' ? p.text : p.type === 'tool_call' ? p.arguments : '')).join('');
+
+export function answerResult(answer: TextAnswer, wireBody: unknown): TextResult {
+  return { text: answerText(answer), finish: FINISH[answer.stopReason], stopSequence: answer.stopSequence ?? null, usage: answer.usage, wireBody };
+}
+
+/** The prefix of the ids each format's clients expect of an answer (Gemini's responseId has none). */
+const ID_PREFIX: Record<WireFormat, string> = { messages: 'msg', chat: 'chatcmpl', responses: 'resp', gemini: 'gen' };
+
+/** A neutral answer (translated, or the simulator's) in the caller's format, under an id of that format. */
+export const encodeForCaller = (wire: WireCall, answer: TextAnswer) => FORMATS[wire.format].encodeAnswer({ ...answer, id: newId(ID_PREFIX[wire.format]), model: wire.model }, wire.request);
+
+export async function wireGenerate(upstream: UpstreamText, route: WireRoute, request: TextRequest, signal: CallSignal): Promise<TextResult> {
+  const wire = request.wire!;
+  const { speaks, path } = route;
+  const refuse = route.refuse ?? clientError;
+  const response = await upstream.postWhole(path(request.model, false), upstreamBody(wire, speaks, request.model, false), signal, vendorHeaders(wire, speaks));
+  if (response.statusCode >= 400) return refuse(response.statusCode, response);
+  const json = response.json();
+  const decoded = FORMATS[speaks].decodeAnswer(json);
+  const answer = { ...decoded, usage: usageOf(reportedUsage(speaks, json), request, answerText(decoded)) };
+  const same = wire.format === speaks;
+  if (same && json && typeof json === 'object' && 'model' in json) (json as Json).model = wire.model;
+  return answerResult(answer, same ? json : encodeForCaller(wire, answer));
+}
+
+/** Neutral events into the caller's format: its encoder, the start naming the caller's model. */
+export function callerFrames(wire: WireCall): (events: TextStreamEvent[]) => string {
+  const encoder: StreamEncoder = FORMATS[wire.format].streamEncoder(wire.request);
+  return (events) => sseText(events.flatMap((e) => encoder.push(e.type === 'start' ? { ...e, id: newId(ID_PREFIX[wire.format]), model: wire.model } : e)));
+}
+
+export async function* wireStream(upstream: UpstreamText, route: WireRoute, request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
+  const wire = request.wire!;
+  const { speaks, path } = route;
+  const refuse = route.refuse ?? clientError;
+  const response = await upstream.post(path(request.model, true), upstreamBody(wire, speaks, request.model, true), signal, vendorHeaders(wire, speaks));
+  if (response.statusCode >= 400) return refuse(response.statusCode, response.body);
+  const same = wire.format === speaks;
+  const decoder = FORMATS[speaks].streamDecoder();
+  const encode = same ? undefined : callerFrames(wire);
+  const hideUsage = same && speaks === 'chat' && (wire.body.stream_options as Json | undefined)?.include_usage !== true;
+  let end: Extract<TextStreamEvent, { type: 'finish' }> | undefined;
+  let produced = '';
+  // What the upstream reported so far; a class it never reports is billed our count, not zero.
+  let reported: ReportedUsage | undefined;
+  const pass = (events: TextStreamEvent[], frame: string | undefined): TextChunk | undefined => {
+    for (const e of events) if (e.type === 'finish') end = e;
+    const text = producedText(events);
+    produced += text;
+    const out = encode ? encode(events) : frame;
+    return out ? { type: 'events', parts: [Buffer.from(out)], text: () => text } : undefined;
+  };
+  for await (const event of sseEvents(response.body)) {
+    const data = event.data === '[DONE]' ? '[DONE]' : (JSON.parse(event.data) as unknown);
+    const now = reportedUsage(speaks, data);
+    if (now) {
+      reported = laterUsage(reported, now);
+      // What the call pays if the stream breaks off before its end (the text service reads it).
+      yield { type: 'usage', usage: reported };
+    }
+    const events = decoder.push(data, event.event);
+    const frame = hideUsage && isUsageOnly(data) ? undefined : `${event.event ? `event: ${event.event}\n` : ''}data: ${event.data}\n\n`;
+    const chunk = pass(events, frame);
+    if (chunk) yield chunk;
+  }
+  const chunk = pass(decoder.end(), undefined);
+  if (chunk) yield chunk;
+  // A stream cut before the upstream's end has no finish: the text service bills our count.
+  if (end) yield { type: 'end', finish: FINISH[end.stopReason], stopSequence: end.stopSequence ?? null, usage: usageOf(reported, request, produced) };
+}
+
+/** A chat chunk that carries only the usage (choices empty), which a caller gets only on asking. */
+const isUsageOnly = (data: unknown) => {
+  const chunk = data as { choices?: unknown[]; usage?: unknown } | null;
+  return !!chunk && typeof chunk === 'object' && Array.isArray(chunk.choices) && chunk.choices.length === 0 && chunk.usage !== undefined;
+};
