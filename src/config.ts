@@ -99,6 +99,8 @@ export interface Config {
   };
   /** UPSTREAM_MAX_ANSWER_BYTES: an upstream answer read whole (JSON, base64 images) is cut off past this. */
   upstreamMaxAnswerBytes: number;
+  /** How long a stored /v1/responses answer can be read back and continued (previous_response_id). */
+  responsesTtlMs: number;
   /** A text call's hold still open after this long is one whose process died: it is given back. */
   textHoldMaxAgeMs: number;
   /**
@@ -298,6 +300,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 30_000, 100, 600_000),
     references: references(env, workers),
     upstreamMaxAnswerBytes: int(env, 'UPSTREAM_MAX_ANSWER_BYTES', 64 * 1024 ** 2, 1024, 2 * 1024 ** 3),
+    responsesTtlMs: int(env, 'RESPONSES_TTL_HOURS', 720, 1, 24 * 3650) * 3_600_000,
     textHoldMaxAgeMs: int(env, 'TEXT_HOLD_MAX_AGE_S', 3600, 1, 7 * 86_400) * 1000,
     textFloatCalls: int(env, 'TEXT_FLOAT_CALLS', databaseUrl.startsWith('sqlite:') ? 32 : 0, 0, 10_000),
     textFloatIdleMs: int(env, 'TEXT_FLOAT_IDLE_MS', 2000, 10, 3_600_000),

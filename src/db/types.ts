@@ -257,6 +257,18 @@ export interface BalanceAlertsTable {
   created_at: number;
 }
 
+/** A stored /v1/responses answer (modules/responses). */
+export interface ResponsesTable {
+  id: string;
+  user_id: string;
+  /** The Response object, JSON. */
+  response: string;
+  /** The conversation up to and including this answer: neutral TextMessage[], JSON. */
+  conversation: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -273,6 +285,7 @@ export interface Database {
   console_credentials: ConsoleCredentialsTable;
   console_sessions: ConsoleSessionsTable;
   balance_alerts: BalanceAlertsTable;
+  responses: ResponsesTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -27,7 +27,7 @@ const FINISH: Record<TextAnswer['stopReason'], FinishReason> = { end_turn: 'stop
 
 /** What goes upstream: the caller's own body (the model mapped) or the neutral request encoded. */
 export function upstreamBody(wire: WireCall, speaks: WireFormat, model: string, stream: boolean): Json {
-  if (wire.format !== speaks) return FORMATS[speaks].encodeRequest({ ...wire.request, stream }, model);
+  if (wire.format !== speaks || wire.rewritten) return FORMATS[speaks].encodeRequest({ ...wire.request, stream }, model);
   if (speaks === 'gemini') return wire.body;
   const body: Json = { ...wire.body, model };
   // The gateway bills from usage: a chat stream always asks for its usage chunk (a caller that did
@@ -68,7 +68,7 @@ export async function wireGenerate(upstream: UpstreamText, route: WireRoute, req
   const json = response.json();
   const decoded = FORMATS[speaks].decodeAnswer(json);
   const answer = { ...decoded, usage: usageOf(reportedUsage(speaks, json), request, answerText(decoded)) };
-  const same = wire.format === speaks;
+  const same = wire.format === speaks && !wire.rewritten;
   if (same && json && typeof json === 'object' && 'model' in json) (json as Json).model = wire.model;
   return answerResult(answer, same ? json : encodeForCaller(wire, answer));
 }
@@ -85,7 +85,7 @@ export async function* wireStream(upstream: UpstreamText, route: WireRoute, requ
   const refuse = route.refuse ?? clientError;
   const response = await upstream.post(path(request.model, true), upstreamBody(wire, speaks, request.model, true), signal, vendorHeaders(wire, speaks));
   if (response.statusCode >= 400) return refuse(response.statusCode, response.body);
-  const same = wire.format === speaks;
+  const same = wire.format === speaks && !wire.rewritten;
   const decoder = FORMATS[speaks].streamDecoder();
   const encode = same ? undefined : callerFrames(wire);
   const hideUsage = same && speaks === 'chat' && (wire.body.stream_options as Json | undefined)?.include_usage !== true;

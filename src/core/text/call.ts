@@ -13,6 +13,11 @@ export interface WireCall {
   request: TextRequest;
   /** The model the caller asked for (answers name it, whatever the channel maps it to). */
   model: string;
+  /**
+   * The gateway changed `request` after decoding it (a stored conversation put before a Responses
+   * follow-up): `body` no longer says it all, so even a same-format upstream gets `request` encoded.
+   */
+  rewritten?: boolean;
   /** `anthropic-version`, `anthropic-beta`, `openai-beta` as the caller sent them. */
   headers: Record<string, string>;
 }

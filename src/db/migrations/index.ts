@@ -14,6 +14,7 @@ import { migration as m0012 } from './0012_channel_health.ts';
 import { migration as m0013 } from './0013_task_usage.ts';
 import { migration as m0014 } from './0014_usage_classes.ts';
 import { migration as m0015 } from './0015_key_spend_index.ts';
+import { migration as m0016 } from './0016_responses.ts';
 
 // Every migration in the order it runs. A name is stored in each database it ran on: never rename
 // one; a change is a new file with the next number, added at the end.
@@ -33,4 +34,5 @@ export const migrations: Record<string, DialectMigration> = {
   '0013_task_usage': m0013,
   '0014_usage_classes': m0014,
   '0015_key_spend_index': m0015,
+  '0016_responses': m0016,
 };

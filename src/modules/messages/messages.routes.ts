@@ -65,7 +65,7 @@ export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         checkVersion(request);
-        const call = wireTextCall(request, { format: 'messages', body: { ...request.body, max_tokens: 1 }, endpoint: 'messages', allDown: everyUpstreamFailed });
+        const call = await wireTextCall(request, { format: 'messages', body: { ...request.body, max_tokens: 1 }, endpoint: 'messages', allDown: everyUpstreamFailed });
         return { input_tokens: await countPromptTokens(ctx, call.request, request.apiKey!, clientGone(reply)) };
       },
     );

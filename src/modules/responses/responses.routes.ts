@@ -4,7 +4,10 @@ import { bodyModel, keyGuard } from '../../http/auth.ts';
 import { badGateway } from '../../http/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { declareSurface } from '../../http/surface.ts';
+import { Type } from 'typebox';
+import type { Json } from '../../core/text/index.ts';
 import { answerWire } from '../text/wire-call.ts';
+import { continueFrom, keepAnswer, readResponse } from './responses.service.ts';
 import { ResponseObject, ResponsesRequest } from './responses.schemas.ts';
 
 const everyUpstreamFailed = () => badGateway('Every upstream for this model failed');
@@ -26,7 +29,33 @@ export function responsesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: ResponseObject, ...ErrorResponses },
         },
       },
-      async (request, reply) => answerWire(ctx, request, reply, { format: 'responses', body: request.body, endpoint: 'responses', allDown: everyUpstreamFailed }),
+      async (request, reply) => {
+        const body = request.body as Json;
+        const key = request.apiKey!;
+        return answerWire(ctx, request, reply, {
+          format: 'responses',
+          body,
+          endpoint: 'responses',
+          allDown: everyUpstreamFailed,
+          expand: (neutral) => continueFrom(ctx, key, neutral, body),
+          // The call is answered and paid: an answer that could not be kept is logged, not failed.
+          answered: (answer, call) => keepAnswer(ctx, key, call.request.wire!.request, body, answer).catch((err) => request.log.warn({ err, reqId: request.id }, 'a response could not be stored')),
+        });
+      },
+    );
+    app.get(
+      '/v1/responses/:id',
+      {
+        preValidation: keyGuard(ctx, { read: true }),
+        schema: {
+          tags: ['text'],
+          summary: 'A stored response (created with `store`, the default), for RESPONSES_TTL_HOURS; another account\'s id is a 404',
+          security: [{ bearer: [] }],
+          params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }),
+          response: { 200: ResponseObject, ...ErrorResponses },
+        },
+      },
+      async (request, reply) => reply.type('application/json; charset=utf-8').send(await readResponse(ctx, request.apiKey!, request.params.id)),
     );
   };
 }

@@ -54,7 +54,7 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             const sse = method === 'streamGenerateContent' && (request.query as { alt?: string }).alt === 'sse';
             const surface = { format: 'gemini', body: request.body as Json, model, stream: sse, endpoint: 'native', allDown: everyUpstreamUnavailable } as const;
             if (method === 'generateContent' || sse) return answerWire(ctx, request, reply, surface);
-            const result = await generateText(ctx, wireTextCall(request, surface), clientGone(reply));
+            const result = await generateText(ctx, await wireTextCall(request, surface), clientGone(reply));
             return [result.wireBody];
           }
           const text = fromNative(model, request.body as NativeRequest);

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { FORWARDED_HEADERS, sseText, type Json, type TextStreamEvent, type WireFormat } from '../../core/text/index.ts';
+import { FORWARDED_HEADERS, sseText, type Json, type TextRequest as NeutralRequest, type TextStreamEvent, type WireFormat } from '../../core/text/index.ts';
 import { FORMATS } from '../../formats/index.ts';
 import type { AppContext } from '../../context.ts';
 import type { ApiError } from '../../http/errors.ts';
@@ -21,30 +21,37 @@ export interface WireSurfaceCall {
   stream?: boolean;
   endpoint: TextCall['endpoint'];
   allDown: () => ApiError;
+  /** Changes the decoded request before it is sized and routed (true: it was changed). */
+  expand?(request: NeutralRequest): Promise<boolean>;
+  /** Told of the whole answer, in the caller's format, before the caller has all of it. */
+  answered?(answer: Json, call: TextCall): Promise<void>;
 }
 
-export function wireTextCall(request: FastifyRequest, surface: WireSurfaceCall): TextCall {
+export async function wireTextCall(request: FastifyRequest, surface: WireSurfaceCall): Promise<TextCall> {
   const neutral = FORMATS[surface.format].decodeRequest(surface.body, surface.model);
   if (surface.stream !== undefined) neutral.stream = surface.stream;
+  const rewritten = surface.expand ? await surface.expand(neutral) : false;
   const headers: Record<string, string> = {};
   for (const name of FORWARDED_HEADERS[surface.format]) {
     const value = request.headers[name];
     if (value !== undefined) headers[name] = String(value);
   }
-  const view = wireView({ format: surface.format, body: surface.body, request: neutral, model: surface.model ?? neutral.model, headers });
+  const view = wireView({ format: surface.format, body: surface.body, request: neutral, model: surface.model ?? neutral.model, headers, ...(rewritten ? { rewritten } : {}) });
   return { key: request.apiKey!, endpoint: surface.endpoint, requestId: request.id, request: view, allDown: surface.allDown };
 }
 
 /** Answers the call: the whole answer as JSON, or the format's event stream. */
 export async function answerWire(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, surface: WireSurfaceCall): Promise<unknown> {
-  const call = wireTextCall(request, surface);
-  if (call.request.wire!.request.stream) return streamWire(ctx, call, request, reply);
+  const call = await wireTextCall(request, surface);
+  if (call.request.wire!.request.stream) return streamWire(ctx, call, request, reply, surface);
   const result = await generateText(ctx, call, clientGone(reply));
+  if (surface.answered) await surface.answered(result.wireBody as Json, call);
   // Sent as text: the answer is the upstream's to shape, not a schema's to filter.
   return reply.type('application/json; charset=utf-8').send(JSON.stringify(result.wireBody));
 }
 
-async function streamWire(ctx: AppContext, call: TextCall, request: FastifyRequest, reply: FastifyReply) {
+async function streamWire(ctx: AppContext, call: TextCall, request: FastifyRequest, reply: FastifyReply, surface: WireSurfaceCall) {
+  const whole = surface.answered ? lastResponse() : undefined;
   // Listening from the start: a caller gone before the first event stops the upstream call too.
   const signal = clientGone(reply);
   const chunks = streamText(ctx, call, signal);
@@ -56,8 +63,12 @@ async function streamWire(ctx: AppContext, call: TextCall, request: FastifyReque
     for (let step = first; !step.done; step = await chunks.next()) {
       const chunk = step.value;
       // A caller that has not taken the last write yet holds the upstream read back (sse.ts).
-      if (chunk.type === 'events' && !events.write(chunk.parts)) await events.drained();
+      if (chunk.type !== 'events') continue;
+      whole?.read(chunk.parts);
+      if (!events.write(chunk.parts)) await events.drained();
     }
+    const answer = whole?.answer();
+    if (answer) await surface.answered!(answer, call);
   } catch (err) {
     logStreamEnd(request, err);
     const interrupted: TextStreamEvent = { type: 'error', message: 'The stream was interrupted', code: 'bad_gateway' };
@@ -66,4 +77,26 @@ async function streamWire(ctx: AppContext, call: TextCall, request: FastifyReque
     events.end();
   }
   return reply;
+}
+
+/**
+ * The whole answer of a Responses stream: the Response object its last event carries
+ * (response.completed or response.incomplete). Only events that can be it are parsed.
+ */
+function lastResponse() {
+  let found: Json | undefined;
+  return {
+    read(parts: Buffer[]) {
+      for (const part of parts) {
+        const text = part.toString('utf8');
+        if (!text.includes('"response.completed"') && !text.includes('"response.incomplete"')) continue;
+        for (const line of text.split('\n')) {
+          if (!line.startsWith('data: ')) continue;
+          const data = JSON.parse(line.slice(6)) as Json;
+          if ((data.type === 'response.completed' || data.type === 'response.incomplete') && data.response && typeof data.response === 'object') found = data.response as Json;
+        }
+      }
+    },
+    answer: () => found,
+  };
 }

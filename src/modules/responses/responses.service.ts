@@ -1,0 +1,54 @@
+import type { Json, TextMessage, TextRequest } from '../../core/text/index.ts';
+import { FORMATS } from '../../formats/index.ts';
+import type { AppContext } from '../../context.ts';
+import { badRequest, notFound } from '../../http/errors.ts';
+import type { CachedKey } from '../../lib/key-cache.ts';
+import { deleteExpiredResponses, findResponse, storeResponse } from './responses.repo.ts';
+
+// previous_response_id and GET /v1/responses/{id} on every channel: the gateway keeps each answer
+// stored with `store` (the Responses API's default) for RESPONSES_TTL_HOURS, per account, with the
+// conversation up to it in the neutral model. A follow-up is that conversation plus its own input,
+// sent to whichever channel serves it (translated, as the upstream holds no state of ours).
+
+const SWEEP_BATCH = 100;
+
+/** The vendor's answer to a previous_response_id it does not know (a 400, param named). */
+const previousNotFound = (id: string) => badRequest(`Previous response with id '${id}' not found.`);
+
+/** The caller's turns without the instructions (the Responses API does not carry them over). */
+function turnsOf(request: TextRequest, body: Json): TextMessage[] {
+  const first = request.messages[0];
+  const instructed = typeof body.instructions === 'string' && body.instructions !== '' && first?.role === 'system';
+  return instructed ? request.messages.slice(1) : request.messages;
+}
+
+/** Puts the stored conversation before the request's own turns; a stranger's or an expired id is refused. */
+export async function continueFrom(ctx: AppContext, key: CachedKey, request: TextRequest, body: Json): Promise<boolean> {
+  const id = body.previous_response_id;
+  if (typeof id !== 'string' || id === '') return false;
+  const stored = await findResponse(ctx.db, key.user_id, id, Date.now());
+  if (!stored) throw previousNotFound(id);
+  const earlier = JSON.parse(stored.conversation) as TextMessage[];
+  const instructions = request.messages.length > turnsOf(request, body).length ? request.messages.slice(0, 1) : [];
+  request.messages = [...instructions, ...earlier, ...turnsOf(request, body)];
+  delete request.previousResponseId;
+  return true;
+}
+
+/** Keeps an answer the caller asked to store, with the conversation that led to it. */
+export async function keepAnswer(ctx: AppContext, key: CachedKey, request: TextRequest, body: Json, response: Json): Promise<void> {
+  if (body.store === false || typeof response.id !== 'string') return;
+  const answer = FORMATS.responses.decodeAnswer(response);
+  const conversation: TextMessage[] = [...turnsOf(request, body), { role: 'assistant', content: answer.content }];
+  const now = Date.now();
+  await storeResponse(ctx.db, { id: response.id, user_id: key.user_id, response: JSON.stringify(response), conversation: JSON.stringify(conversation), created_at: now, expires_at: now + ctx.config.responsesTtlMs });
+  // Expired answers go a batch at a time, as new ones come: no timer, no scan of the whole table.
+  await deleteExpiredResponses(ctx.db, now, SWEEP_BATCH);
+}
+
+/** GET /v1/responses/{id}: the stored Response object; another account's id is not found. */
+export async function readResponse(ctx: AppContext, key: CachedKey, id: string): Promise<string> {
+  const stored = await findResponse(ctx.db, key.user_id, id, Date.now());
+  if (!stored) throw notFound(`No response with id '${id}' is stored for this account`);
+  return stored.response;
+}

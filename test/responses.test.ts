@@ -1,0 +1,55 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
+
+// POST /v1/responses with `store` (the default): the answer can be read back and continued with
+// previous_response_id on any channel (here the simulator, which holds no state); per account.
+
+let t: TestApp;
+let base: string;
+const MODEL = 'chatgen-4-haiku';
+const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+
+beforeAll(async () => {
+  t = await createTestApp();
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+});
+afterAll(async () => t?.close());
+
+const client = (key: string) => new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0 });
+
+describe(`stored responses [${backendName}]`, () => {
+  it('a follow-up by previous_response_id carries the conversation: the tool output answers the stored call', async () => {
+    const { key } = await seedAccount(t.ctx, 10);
+    const first = await client(key).responses.create({ model: MODEL, instructions: 'Be brief.', input: 'Weather? [sim:tool=get_weather {"city":"Lyon"}]', tools });
+    const call = first.output.find((item) => item.type === 'function_call')!;
+    expect(call).toMatchObject({ name: 'get_weather' });
+    // Only the tool's output is sent: the call it answers is in the stored conversation.
+    const second = await client(key).responses.create({ model: MODEL, previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'rain, 9 C' }], tools });
+    expect(second.output_text).toContain('rain, 9 C');
+    // The follow-up was billed for the whole conversation it sent.
+    expect(second.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens);
+    // Streamed answers are stored too, and continue the same way.
+    const stream = client(key).responses.stream({ model: MODEL, previous_response_id: second.id, input: 'And tomorrow?' });
+    const third = await stream.finalResponse();
+    expect((await client(key).responses.retrieve(third.id)).id).toBe(third.id);
+  });
+
+  it('GET returns the stored Response; another account, store:false and an unknown id are not found', async () => {
+    const [a, b] = [await seedAccount(t.ctx, 10), await seedAccount(t.ctx, 10)];
+    const made = await client(a.key).responses.create({ model: MODEL, input: 'hello' });
+    const read = await client(a.key).responses.retrieve(made.id);
+    expect(read).toMatchObject({ id: made.id, object: 'response', status: 'completed', output_text: made.output_text });
+    await expect(client(b.key).responses.retrieve(made.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const unstored = await client(a.key).responses.create({ model: MODEL, input: 'hello', store: false });
+    await expect(client(a.key).responses.retrieve(unstored.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    // As the vendor answers: a 400 naming the id, nothing charged.
+    const before = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: { authorization: `Bearer ${b.key}` } })).json().used_balance;
+    const refused = await client(b.key).responses.create({ model: MODEL, previous_response_id: made.id, input: 'more' }).catch((err) => err);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(refused.message).toContain(made.id);
+    const after = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: { authorization: `Bearer ${b.key}` } })).json().used_balance;
+    expect(after).toBe(before);
+  });
+});
