@@ -76,7 +76,8 @@ export async function startFakeMessagesText(key = 'sk-fake-messages-key', models
           if (!VERSION.test(String(version))) throw invalid(`anthropic-version: invalid version ${version}`);
           const beta = req.headers['anthropic-beta'];
           if (beta !== undefined && !String(beta).split(',').every((name) => /^[a-z0-9-]+$/.test(name.trim()))) throw invalid(`Unexpected value(s) \`${beta}\` for the \`anthropic-beta\` header.`);
-          if (req.method !== 'POST' || req.url !== '/v1/messages') throw new Refusal(404, 'not_found_error', 'Not Found');
+          // The SDK's beta client (what Claude Code uses) adds ?beta=true.
+          if (req.method !== 'POST' || !/^\/v1\/messages(\?beta=true)?$/.test(req.url ?? '')) throw new Refusal(404, 'not_found_error', 'Not Found');
           if (fake.mode === 'down') throw new Refusal(529, 'overloaded_error', 'Overloaded');
           const echo = `echo: ${checkMessages(body, fake.models)}`;
           const id = `msg_fake${served}`;
