@@ -15,7 +15,7 @@ const shell: OpenAI.Responses.FunctionTool = { type: 'function', name: 'shell', 
 
 /** Reasons and calls `shell` first; once the call's output is in, answers with text. */
 function responsesScript(body: any): ScriptedPart[] {
-  const output = (body.input as any[]).findLast?.((item) => item.type === 'function_call_output');
+  const output = [...(body.input as any[])].reverse().find((item) => item.type === 'function_call_output');
   if (output) return [{ type: 'text', text: `The listing: ${output.output}` }];
   return [{ type: 'thinking', thinking: 'List the files first.' }, { type: 'tool_use', name: 'shell', input: { command: ['ls'] } }];
 }
