@@ -72,18 +72,26 @@ describe('messages fake, driven by @anthropic-ai/sdk', () => {
     expect(answered).toMatchObject({ stop_reason: 'end_turn', content: [{ type: 'text', text: 'It is sunny in Paris.' }] });
   });
 
-  it('the beta client (Claude Code): anthropic-beta header, ?beta=true, context_management, enabled thinking, streamed tool_use assembled by the SDK', async () => {
+  it("Claude Code's request (2.1.165: ?beta=true, its anthropic-beta list, adaptive thinking, a system message mid-conversation, 25 tools), streamed tool_use assembled by the SDK", async () => {
     fake.script = toolThenText;
-    // Claude Code's requests go to /v1/messages?beta=true; SDK 1.12 does not add the query itself.
-    const claudeCode = new Anthropic({ apiKey: fake.key, baseURL: fake.url, maxRetries: 0, defaultQuery: { beta: 'true' } });
+    // As observed from Claude Code 2.1.165 against a fake upstream (see the report of this change):
+    // the beta client with ?beta=true, x-api-key, these betas, and these body keys.
+    const betas = 'claude-code-20250219, interleaved-thinking-2025-05-14, context-management-2025-06-27, prompt-caching-scope-2026-01-05, mid-conversation-system-2026-04-07, effort-2025-11-24';
+    const claudeCode = new Anthropic({ apiKey: fake.key, baseURL: fake.url, maxRetries: 0, defaultQuery: { beta: 'true' }, defaultHeaders: { 'anthropic-beta': betas } });
+    const tools = Array.from({ length: 24 }, (_, i) => ({ name: `mcp__tools__t${i}`, description: `Tool ${i}`, input_schema: { type: 'object' as const, properties: {} } }));
     const stream = claudeCode.beta.messages.stream({
       model,
-      max_tokens: 8000,
-      betas: ['context-management-2025-06-27', 'interleaved-thinking-2025-05-14'],
-      context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
-      thinking: { type: 'enabled', budget_tokens: 2048 },
-      messages: [{ role: 'user', content: 'Weather in Paris?' }],
-      tools: [weather],
+      max_tokens: 32000,
+      system: [{ type: 'text', text: 'You are Claude Code.' }, { type: 'text', text: 'Project notes.', cache_control: { type: 'ephemeral' } }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?', cache_control: { type: 'ephemeral' } }] },
+        { role: 'system', content: [{ type: 'text', text: 'Reminder: be brief.' }] },
+      ],
+      metadata: { user_id: 'user_abc_account_x_session_y' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'high' },
+      tools: [...tools, weather],
     });
     const jsonParts: string[] = [];
     stream.on('inputJson', (partial) => jsonParts.push(partial));
@@ -99,7 +107,9 @@ describe('messages fake, driven by @anthropic-ai/sdk', () => {
     expect(jsonParts.join('')).toBe('{"city":"Paris"}');
     const sent = fake.requests.at(-1)!;
     expect(sent.path).toBe('/v1/messages?beta=true');
-    expect(sent.headers['anthropic-beta']).toBe('context-management-2025-06-27,interleaved-thinking-2025-05-14');
+    expect(sent.headers['anthropic-beta']).toBe(betas);
+    expect(Object.keys(sent.body).sort()).toEqual(['context_management', 'max_tokens', 'messages', 'metadata', 'model', 'output_config', 'stream', 'system', 'thinking', 'tools']);
+    expect(sent.body.tools).toHaveLength(25);
   });
 
   it('without a script it echoes, streamed in text deltas', async () => {
@@ -124,6 +134,10 @@ describe('messages fake, driven by @anthropic-ai/sdk', () => {
     expect(await refused({ model, max_tokens: 5, messages: [user], tools: [{ name: 'f' }] })).toBe('tools.0.custom.input_schema: Field required');
     expect(await refused({ model, max_tokens: 5, messages: [user], thinking: { type: 'enabled', budget_tokens: 100 } })).toBe('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
     expect(await refused({ model, max_tokens: 5, messages: [user], tool_choice: { type: 'sometimes' } })).toMatch(/^tool_choice: Input tag 'sometimes'/);
+    const toolTurn = [user, { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }, { type: 'tool_use', id: 'toolu_b', name: 'get_weather', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_b', content: 'sunny' }] }];
+    expect(await refused({ model, max_tokens: 4096, messages: toolTurn, tools: [weather], thinking: { type: 'enabled', budget_tokens: 2048 } })).toMatch(/^messages\.1\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `text`/);
+    const thoughtFirst = [user, { role: 'assistant', content: [{ type: 'thinking', thinking: 'Look it up.', signature: 'c2ln' }, ...(toolTurn[1] as any).content] }, toolTurn[2]];
+    expect(await sdk.messages.create({ model, max_tokens: 4096, messages: thoughtFirst as any, tools: [weather], thinking: { type: 'enabled', budget_tokens: 2048 } })).toMatchObject({ stop_reason: 'end_turn' });
     const cached = { type: 'text', text: 'x', cache_control: { type: 'ephemeral' } };
     expect(await refused({ model, max_tokens: 5, messages: [{ role: 'user', content: [cached, cached, cached, cached, cached] }] })).toBe('A maximum of 4 blocks with cache_control may be provided. Found 5.');
     const noKey = await thrown(() => new Anthropic({ apiKey: 'nope', baseURL: fake.url, maxRetries: 0 }).messages.create({ model, max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }));

@@ -10,7 +10,12 @@ import { halves, pieces, type Script, type ScriptedPart } from './fake-script.ts
 //   authentication_error "x-api-key header is required", a wrong one 401 "invalid x-api-key";
 // - `anthropic-version` is required (400 "anthropic-version: header is required"), a dated value;
 // - errors are {type: "error", error: {type, message}} with a `request-id` header;
-// - `anthropic-beta` (Claude Code sends several, comma-separated) must be a list of beta names;
+// - `anthropic-beta` must be a list of beta names. Claude Code 2.1.165 was seen sending POST
+//   /v1/messages?beta=true with x-api-key, anthropic-version 2023-06-01, anthropic-beta
+//   "claude-code-20250219, interleaved-thinking-2025-05-14, context-management-2025-06-27,
+//   prompt-caching-scope-2026-01-05, mid-conversation-system-2026-04-07, effort-2025-11-24" and body
+//   keys context_management, max_tokens, messages (roles user and system), metadata, model,
+//   output_config (effort), stream, system (blocks), thinking (adaptive), tools (25);
 // - the body is checked in messages-check.ts: required fields, closed field lists on the body and
 //   every block, tools (custom and dated server tools), tool_choice, thinking (enabled / adaptive /
 //   disabled), output_config, context_management, at most 4 cache_control breakpoints, each tool_use

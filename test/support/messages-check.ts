@@ -13,8 +13,9 @@ export class Refusal extends Error {
 }
 export const invalid = (message: string) => new Refusal(400, 'invalid_request_error', message);
 
-// Temperature, top_k and top_p left the SDK's types but the API still takes them.
-export const FIELDS = ['model', 'messages', 'max_tokens', 'system', 'metadata', 'stop_sequences', 'stream', 'temperature', 'top_k', 'top_p', 'tools', 'tool_choice', 'thinking', 'service_tier', 'container', 'mcp_servers', 'context_management', 'cache_control', 'diagnostics', 'inference_geo', 'output_config', 'speed', 'user_profile_id', 'workspace_id', 'output_format'];
+// Temperature, top_k and top_p left the SDK's types but the API still takes them; the last five are
+// the beta client's (resources/beta/messages: BetaMessageCreateParamsBase).
+export const FIELDS = ['model', 'messages', 'max_tokens', 'system', 'metadata', 'stop_sequences', 'stream', 'temperature', 'top_k', 'top_p', 'tools', 'tool_choice', 'thinking', 'service_tier', 'container', 'mcp_servers', 'context_management', 'cache_control', 'diagnostics', 'inference_geo', 'output_config', 'speed', 'user_profile_id', 'workspace_id', 'output_format', 'billing_policy', 'compaction', 'fallback_credit_token', 'fallbacks', 'thread'];
 
 const BLOCKS: Record<string, { required: string[]; optional: string[] }> = {
   text: { required: ['text'], optional: ['cache_control', 'citations'] },
@@ -27,7 +28,7 @@ const BLOCKS: Record<string, { required: string[]; optional: string[] }> = {
   tool_result: { required: ['tool_use_id'], optional: ['cache_control', 'content', 'is_error', 'toolset_name'] },
 };
 // Replayed server-side blocks: their inner shapes are the vendor's own output.
-const OPAQUE = new Set(['server_tool_use', 'web_search_tool_result', 'web_fetch_tool_result', 'code_execution_tool_result', 'bash_code_execution_tool_result', 'text_editor_code_execution_tool_result', 'tool_search_tool_result', 'container_upload', 'tool_reference']);
+const OPAQUE = new Set(['server_tool_use', 'web_search_tool_result', 'web_fetch_tool_result', 'code_execution_tool_result', 'bash_code_execution_tool_result', 'text_editor_code_execution_tool_result', 'tool_search_tool_result', 'container_upload', 'tool_reference', 'advisor_tool_result', 'compaction', 'fallback', 'mcp_tool_listing', 'mcp_tool_result', 'mcp_tool_use', 'tool_addition', 'tool_removal']);
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 const CUSTOM_TOOL = ['name', 'input_schema', 'description', 'cache_control', 'type', 'allowed_callers', 'defer_loading', 'eager_input_streaming', 'input_examples', 'strict'];
 
@@ -111,7 +112,7 @@ function settings(body: any, toolNames: Set<string>) {
   const output = body.output_config;
   if (output !== undefined) {
     if (!isObject(output)) throw invalid('output_config: Input should be a valid dictionary');
-    closed(output, [], ['effort', 'format'], 'output_config');
+    closed(output, [], ['effort', 'format', 'task_budget'], 'output_config');
     if (output.effort != null && !['low', 'medium', 'high', 'xhigh', 'max'].includes(output.effort)) throw invalid("output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'");
     if (output.format != null && !(isObject(output.format) && output.format.type === 'json_schema' && isObject(output.format.schema))) throw invalid('output_config.format: a json_schema format with a schema is expected');
   }
@@ -160,6 +161,11 @@ export function checkMessages(body: any, models: string[]): string {
     if (stray.length) throw invalid(`messages.${i}.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${stray.join(', ')}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`);
     pendingToolUses = m.role === 'assistant' ? blocks.filter((b: any) => b.type === 'tool_use').map((b: any) => b.id) : [];
   });
+  // With thinking on, the assistant turn being continued (tool_use then tool_result) starts with thinking.
+  const lastAssistant = body.messages.map((m: any, i: number) => [m, i] as const).filter(([m]: any) => m.role === 'assistant').at(-1);
+  if (body.thinking?.type === 'enabled' && lastAssistant && Array.isArray(lastAssistant[0].content) && lastAssistant[0].content.some((b: any) => b.type === 'tool_use') && !['thinking', 'redacted_thinking'].includes(lastAssistant[0].content[0].type)) {
+    throw invalid(`messages.${lastAssistant[1]}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${lastAssistant[0].content[0].type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`);
+  }
   const toolNames = body.tools === undefined ? new Set<string>() : tools(body, seen);
   settings(body, toolNames);
   cacheControl(body.cache_control, 'request', { count: 0 });
