@@ -20,7 +20,7 @@ function responsesScript(body: any): ScriptedPart[] {
   return [{ type: 'thinking', thinking: 'List the files first.' }, { type: 'tool_use', name: 'shell', input: { command: ['ls'] } }];
 }
 
-/** A Codex turn: everything it sends beside the conversation. */
+/** A Codex turn: everything it sends beside the conversation (codex-rs ResponsesApiRequest). */
 const codex = (input: OpenAI.Responses.ResponseInput) => ({
   model,
   instructions: 'You are a coding agent.',
@@ -33,6 +33,8 @@ const codex = (input: OpenAI.Responses.ResponseInput) => ({
   include: ['reasoning.encrypted_content' as const],
   prompt_cache_key: 'session-1',
   text: { verbosity: 'low' as const },
+  // Not in the SDK's types; Codex adds it for trace context.
+  ...({ client_metadata: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } } as {}),
 });
 
 beforeAll(async () => {
