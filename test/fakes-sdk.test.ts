@@ -105,6 +105,7 @@ describe('messages fake, driven by @anthropic-ai/sdk', () => {
     expect((final.content[0] as any).signature).toMatch(/^[A-Za-z0-9+/]+=*$/);
     expect(thinking).toBe('I should look the weather up.');
     expect(jsonParts.join('')).toBe('{"city":"Paris"}');
+    expect(final.usage).toMatchObject({ input_tokens: 40, cache_creation_input_tokens: 1200, cache_read_input_tokens: 3000, output_tokens: 9 });
     const sent = fake.requests.at(-1)!;
     expect(sent.path).toBe('/v1/messages?beta=true');
     expect(sent.headers['anthropic-beta']).toBe(betas);

@@ -23,7 +23,7 @@ import { halves, pieces, type Script, type ScriptedPart } from './fake-script.ts
 //   SystemMessageParam, text blocks only);
 // - a stream is message_start, per block content_block_start, deltas (text_delta, thinking_delta then
 //   signature_delta, input_json_delta for tool_use), content_block_stop, then message_delta
-//   (stop_reason, usage.output_tokens), message_stop, each as `event:` + `data:`.
+//   (stop_reason, the final counts: output_tokens and again the input classes), message_stop, each as `event:` + `data:`.
 // `script` decides the answer's blocks (tool_use answers stop with stop_reason tool_use).
 // Usage is the fake's own count (`usage`, with the prompt-cache classes the vendor reports beside
 // input_tokens). `cut: 'after-start'` breaks a stream's connection right after message_start;
@@ -113,7 +113,9 @@ export async function startFakeMessagesText(key = 'sk-fake-messages-key', models
             }
             event('content_block_stop', { type: 'content_block_stop', index });
           });
-          event('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: fake.usage.output_tokens } });
+          // The final counts, cumulative: the vendor repeats the input classes beside output_tokens.
+          const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens } = usageOf(fake);
+          event('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens } });
           event('message_stop', { type: 'message_stop' });
           res.end();
         } catch (err) {
