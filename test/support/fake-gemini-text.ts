@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { bad, checkContents, checkGenerate, closed, Refusal, TOP } from './gemini-check.ts';
+import { pieces, type Script, type ScriptedPart } from './fake-script.ts';
 
 // The Gemini API for text (generativelanguage.googleapis.com), strict where the real service is.
 // From the API reference and @google/genai 2.32 (dist/genai.d.ts: GenerateContentParameters,
@@ -8,14 +10,14 @@ import type { AddressInfo } from 'node:net';
 // - POST /v1beta/models/{model}:generateContent | :streamGenerateContent?alt=sse | :countTokens;
 //   the key in `x-goog-api-key` (or ?key=). No key: 403 PERMISSION_DENIED; a wrong key: 400
 //   INVALID_ARGUMENT with ErrorInfo reason API_KEY_INVALID. Errors are {error: {code, message, status}}.
-// - Proto JSON: an unknown field anywhere is 400 `Invalid JSON payload received. Unknown name "x"`.
-// - contents[] with role user|model and non-empty parts, each exactly one of text / inlineData.
+// - the body is checked in gemini-check.ts (closed field lists, parts, function call/response turns,
+//   tools, toolConfig, thinkingConfig).
 // - countTokens takes `contents` or `generateContentRequest` (needed for a systemInstruction), not both.
 // - Answers are bare (never wrapped); a stream is `data: <GenerateContentResponse>` events, the last
 //   with finishReason and usageMetadata. Usage is the fake's own count (`usage`).
-
-const TOP = ['contents', 'generationConfig', 'safetySettings', 'systemInstruction', 'tools', 'toolConfig', 'cachedContent'];
-const CONFIG = ['stopSequences', 'responseMimeType', 'responseSchema', 'responseJsonSchema', 'responseModalities', 'candidateCount', 'maxOutputTokens', 'temperature', 'topP', 'topK', 'seed', 'presencePenalty', 'frequencyPenalty', 'responseLogprobs', 'logprobs', 'thinkingConfig', 'mediaResolution'];
+// - `script` decides the answer's parts: tool_use is a functionCall part, thinking a thought part
+//   (its text only when thinkingConfig.includeThoughts) whose thoughtSignature rides on the next part,
+//   as the vendor signs the part that follows its thinking.
 
 export interface FakeGeminiText {
   url: string;
@@ -29,57 +31,15 @@ export interface FakeGeminiText {
   /** What countTokens answers. */
   countAnswer: number;
   mode: 'ok' | 'down';
+  /** Decides the answer's parts from the parsed body (text / tool_use / thinking); undefined echoes. */
+  script?: Script;
   close(): Promise<void>;
-}
-
-class Refusal extends Error {
-  constructor(readonly code: number, readonly status: string, message: string, readonly details?: unknown[]) {
-    super(message);
-  }
-}
-const bad = (message: string) => new Refusal(400, 'INVALID_ARGUMENT', message);
-
-function closed(object: unknown, allowed: string[], path: string) {
-  if (typeof object !== 'object' || object === null || Array.isArray(object)) throw bad(`Invalid value at '${path}': expected an object`);
-  const unknown = Object.keys(object).find((k) => !allowed.includes(k));
-  if (unknown) throw bad(`Invalid JSON payload received. Unknown name "${unknown}" at '${path}': Cannot find field.`);
-}
-
-function checkContents(contents: any, where: string): string {
-  if (!Array.isArray(contents) || contents.length === 0) throw bad(`* ${where}.contents: contents is not specified`);
-  let text = '';
-  contents.forEach((content: any, i: number) => {
-    closed(content, ['role', 'parts'], `contents[${i}]`);
-    if (content.role !== undefined && !['user', 'model'].includes(content.role)) throw bad('Please use a valid role: user, model.');
-    if (!Array.isArray(content.parts) || content.parts.length === 0) throw bad(`* ${where}.contents[${i}].parts: contents.parts must not be empty.`);
-    content.parts.forEach((part: any, j: number) => {
-      closed(part, ['text', 'inlineData', 'fileData', 'thought', 'thoughtSignature'], `contents[${i}].parts[${j}]`);
-      if (['text', 'inlineData', 'fileData'].filter((k) => part[k] !== undefined).length !== 1) throw bad(`* ${where}.contents[${i}].parts[${j}].data: required oneof field 'data' must have one initialized field`);
-      if (part.inlineData) closed(part.inlineData, ['mimeType', 'data', 'displayName'], `contents[${i}].parts[${j}].inline_data`);
-      if (typeof part.text === 'string' && content.role !== 'model') text = part.text;
-    });
-  });
-  return text;
-}
-
-function checkGenerate(body: any): string {
-  closed(body, TOP, 'request');
-  const text = checkContents(body.contents, 'GenerateContentRequest');
-  if (body.systemInstruction !== undefined) closed(body.systemInstruction, ['role', 'parts'], 'system_instruction');
-  if (body.generationConfig !== undefined) {
-    closed(body.generationConfig, CONFIG, 'generation_config');
-    const { temperature, topP, maxOutputTokens } = body.generationConfig;
-    if (temperature !== undefined && !(temperature >= 0 && temperature <= 2)) throw bad('temperature must be in [0, 2]');
-    if (topP !== undefined && !(topP >= 0 && topP <= 1)) throw bad('top_p must be in [0, 1]');
-    if (maxOutputTokens !== undefined && !Number.isInteger(maxOutputTokens)) throw bad("Invalid value at 'generation_config.max_output_tokens' (TYPE_INT32)");
-  }
-  return text;
 }
 
 export async function startFakeGeminiText(key = 'fake-gemini-text-key', models = ['gemini-fake-flash']): Promise<FakeGeminiText> {
   const fake = { key, models, requests: [], usage: { promptTokenCount: 13, candidatesTokenCount: 4, thoughtsTokenCount: 2 }, countAnswer: 77, mode: 'ok' } as unknown as FakeGeminiText;
 
-  function route(req: http.IncomingMessage, raw: string): { stream: boolean; json?: unknown; text?: string } {
+  function route(req: http.IncomingMessage, raw: string): { stream: boolean; json?: unknown; parts?: any[] } {
     const url = new URL(req.url ?? '/', 'http://fake');
     let body: any;
     try {
@@ -110,8 +70,9 @@ export async function startFakeGeminiText(key = 'fake-gemini-text-key', models =
       return { stream: false, json: { totalTokens: fake.countAnswer, promptTokensDetails: [{ modality: 'TEXT', tokenCount: fake.countAnswer }] } };
     }
     const text = `echo: ${checkGenerate(body)}`;
-    if (match[2] === 'streamGenerateContent' && url.searchParams.get('alt') !== 'sse') return { stream: false, json: [answer(text, fake)] };
-    return match[2] === 'streamGenerateContent' ? { stream: true, text } : { stream: false, json: answer(text, fake) };
+    const parts = answerParts(fake.script?.(body) ?? [{ type: 'text', text }], body.generationConfig?.thinkingConfig?.includeThoughts === true);
+    if (match[2] === 'streamGenerateContent' && url.searchParams.get('alt') !== 'sse') return { stream: false, json: [answer(parts, fake)] };
+    return match[2] === 'streamGenerateContent' ? { stream: true, parts } : { stream: false, json: answer(parts, fake) };
   }
 
   const server = http.createServer((req, res) => {
@@ -123,10 +84,11 @@ export async function startFakeGeminiText(key = 'fake-gemini-text-key', models =
         const routed = route(req, Buffer.concat(chunks).toString('utf8'));
         if (!routed.stream) return send(200, routed.json);
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        const words = routed.text!.split(/(?<= )/);
-        words.forEach((word, i) => {
-          const last = i === words.length - 1;
-          const event = { candidates: [{ content: { role: 'model', parts: [{ text: word }] }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) }], ...(last ? { usageMetadata: usageOf(fake) } : { usageMetadata: { promptTokenCount: fake.usage.promptTokenCount, totalTokenCount: fake.usage.promptTokenCount } }), modelVersion: 'fake', responseId: 'resp-fake' };
+        // Text goes out a word per event, other parts whole; the last event carries the finish and usage.
+        const events = routed.parts!.flatMap((part) => (typeof part.text === 'string' && !part.thought ? pieces(part.text).map((word, i) => ({ ...part, text: word, ...(i > 0 ? { thoughtSignature: undefined } : {}) })) : [part]));
+        events.forEach((part, i) => {
+          const last = i === events.length - 1;
+          const event = { candidates: [{ content: { role: 'model', parts: [part] }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) }], ...(last ? { usageMetadata: usageOf(fake) } : { usageMetadata: { promptTokenCount: fake.usage.promptTokenCount, totalTokenCount: fake.usage.promptTokenCount } }), modelVersion: 'fake', responseId: 'resp-fake' };
           res.write(`data: ${JSON.stringify(event)}\r\n\r\n`);
         });
         res.end();
@@ -147,6 +109,23 @@ const usageOf = (fake: FakeGeminiText) => ({
   totalTokenCount: fake.usage.promptTokenCount + (fake.usage.toolUsePromptTokenCount ?? 0) + fake.usage.candidatesTokenCount + fake.usage.thoughtsTokenCount,
 });
 
-function answer(text: string, fake: FakeGeminiText) {
-  return { candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: 'STOP', index: 0 }], usageMetadata: usageOf(fake), modelVersion: 'fake', responseId: 'resp-fake' };
+function answer(parts: any[], fake: FakeGeminiText) {
+  return { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: usageOf(fake), modelVersion: 'fake', responseId: 'resp-fake' };
+}
+
+/** The answer's parts; a thinking part's signature goes on the part after it. */
+function answerParts(scripted: ScriptedPart[], includeThoughts: boolean): any[] {
+  const parts: any[] = [];
+  let signature: string | undefined;
+  scripted.forEach((part, k) => {
+    if (part.type === 'thinking') {
+      signature = part.signature ?? Buffer.from(`fake-thought-${k}`).toString('base64');
+      if (includeThoughts) parts.push({ text: part.thinking, thought: true });
+      return;
+    }
+    const data = part.type === 'text' ? { text: part.text } : { functionCall: { ...(part.id ? { id: part.id } : {}), name: part.name, args: part.input } };
+    parts.push({ ...data, ...(signature ? { thoughtSignature: signature } : {}) });
+    signature = undefined;
+  });
+  return parts;
 }
