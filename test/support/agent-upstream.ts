@@ -23,6 +23,8 @@ export interface RecordedRequest {
 export interface AgentUpstream {
   url: string; // http://127.0.0.1:port, no trailing slash
   requests: RecordedRequest[];
+  /** Hosts an agent tried to reach through this server as its HTTP(S) proxy (refused): vendor traffic. */
+  outbound: string[];
   mode: 'plain' | 'tool';
   close(): Promise<void>;
 }
@@ -32,9 +34,14 @@ export const SHELL_TOOLS = ['Bash', 'shell', 'shell_command', 'exec_command', 'r
 
 export async function startAgentUpstream(mode: 'plain' | 'tool' = 'plain'): Promise<AgentUpstream> {
   const requests: RecordedRequest[] = [];
-  const up: AgentUpstream = { url: '', requests, mode, close: async () => {} };
+  const up: AgentUpstream = { url: '', requests, outbound: [], mode, close: async () => {} };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
+    if (/^https?:\/\//.test(req.url ?? '')) { // a plain-HTTP proxy request for some other host
+      up.outbound.push(new URL(req.url!).host);
+      res.writeHead(403).end();
+      return;
+    }
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
@@ -47,6 +54,11 @@ export async function startAgentUpstream(mode: 'plain' | 'tool' = 'plain'): Prom
       res.writeHead(reply.status, { 'content-type': reply.contentType });
       res.end(reply.body);
     });
+  });
+  server.on('connect', (req: http.IncomingMessage, socket: import('node:net').Socket) => {
+    up.outbound.push(req.url ?? '');
+    socket.on('error', () => {}); // the agent may reset the tunnel it was refused
+    socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   up.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
