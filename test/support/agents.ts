@@ -31,10 +31,14 @@ export async function installAgent(name: AgentName): Promise<{ bin: string } | {
         if (fs.existsSync(path.join(dir, INSTALLED))) return; // another test file installed it while we waited
         fs.rmSync(dir, { recursive: true, force: true });
         fs.mkdirSync(dir, { recursive: true });
-        await run('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund', `${pkg}@${version}`], { cwd: dir, timeoutMs: 300_000, env: process.env });
-        // Claude Code's package ships a placeholder that its postinstall replaces with the native binary.
-        const v = spawnSync(exe, ['--version'], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '', HOME: dir } });
-        if (v.status !== 0 || !v.stdout.includes(version)) throw new Error(`${exe} --version printed ${JSON.stringify(v.stdout + v.stderr)} (status ${v.status})`);
+        await mustRun('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund', `${pkg}@${version}`], { cwd: dir, timeoutMs: 300_000, env: process.env });
+        // Claude Code's package ships a placeholder that its postinstall replaces with the native
+        // binary; where npm skipped install scripts (ignore-scripts, allowScripts) it is run here.
+        const postinstall = path.join(dir, 'node_modules', pkg, 'install.cjs');
+        if (!versionOk(exe, version) && fs.existsSync(postinstall)) {
+          await mustRun(process.execPath, [postinstall], { cwd: path.dirname(postinstall), env: process.env, timeoutMs: 120_000 });
+        }
+        if (!versionOk(exe, version)) throw new Error(`${exe} --version does not print ${version}`);
         fs.writeFileSync(path.join(dir, INSTALLED), `${new Date().toISOString()}\n`);
       });
     }
@@ -44,6 +48,16 @@ export async function installAgent(name: AgentName): Promise<{ bin: string } | {
     if (process.env.CI === 'true') throw new Error(msg);
     return { skip: msg };
   }
+}
+
+async function mustRun(cmd: string, args: string[], o: Parameters<typeof run>[2]): Promise<void> {
+  const r = await run(cmd, args, o);
+  if (r.code !== 0) throw new Error(`${path.basename(cmd)} ${args[0]} exited ${r.code}${r.timedOut ? ' (timed out)' : ''}: ${r.stderr.trim().split('\n').slice(-5).join(' | ')}`);
+}
+
+function versionOk(exe: string, version: string): boolean {
+  const v = spawnSync(exe, ['--version'], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir() } });
+  return v.status === 0 && v.stdout.includes(version);
 }
 
 /** A lock directory (mkdir is atomic) so two test files do not install into one directory at once. */
@@ -77,9 +91,8 @@ export function run(cmd: string, args: string[], o: { cwd: string; env: NodeJS.P
     child.on('error', (err) => { clearTimeout(timer); reject(err); });
     child.on('close', (code) => {
       clearTimeout(timer);
-      const result = { code, stdout, stderr, timedOut };
-      if (cmd === 'npm' && code !== 0) reject(new Error(`npm exited ${code}${timedOut ? ' (timed out)' : ''}: ${stderr.slice(-2000)}`));
-      else resolve(result);
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* no shell or server the agent started outlives it */ }
+      resolve({ code, stdout, stderr, timedOut });
     });
   });
 }
@@ -106,7 +119,8 @@ export function sandbox(name: string, o: AgentRunOptions): { home: string; cwd: 
   const home = fs.mkdtempSync(path.join(os.tmpdir(), `gw-${name}-home-`));
   const cwd = o.cwd ?? fs.mkdtempSync(path.join(os.tmpdir(), `gw-${name}-work-`));
   const cleanup = () => { for (const d of o.cwd ? [home] : [home, cwd]) fs.rmSync(d, { recursive: true, force: true }); };
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: os.tmpdir(), LANG: 'C.UTF-8', TERM: 'dumb', NO_COLOR: '1' };
+  fs.mkdirSync(path.join(home, 'tmp')); // the agents' own temp files (Claude Code's /tmp/claude-<uid>) go with the home
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: path.join(home, 'tmp'), LANG: 'C.UTF-8', TERM: 'dumb', NO_COLOR: '1' };
   if (o.proxyUrl) Object.assign(env, { HTTPS_PROXY: o.proxyUrl, HTTP_PROXY: o.proxyUrl, https_proxy: o.proxyUrl, http_proxy: o.proxyUrl, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' });
   return { home, cwd, env, cleanup };
 }
