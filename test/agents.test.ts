@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { PLAIN_ANSWER, startAgentUpstream, TOOL_WORD, type AgentUpstream, type RecordedRequest } from './support/agent-upstream.ts';
+import { FAILURE_MESSAGE, PLAIN_ANSWER, startAgentUpstream, TOOL_WORD, type AgentUpstream, type RecordedRequest } from './support/agent-upstream.ts';
 import { AGENTS, installAgent, runClaudeCode, runCodex, runGeminiCli, type AgentName, type AgentResult, type AgentRunOptions } from './support/agents.ts';
 
 // Issue 33: the three coding agents, installed from npm at pinned versions, run a one-shot prompt
@@ -37,14 +37,16 @@ const modelCalls = (u: AgentUpstream): RecordedRequest[] => u.requests.filter((r
 let upstream: AgentUpstream | undefined;
 afterEach(async () => { await upstream?.close(); upstream = undefined; });
 
-async function runAgainst(name: AgentName, mode: 'plain' | 'tool', prompt: string): Promise<{ result: AgentResult; up: AgentUpstream }> {
+async function runAgainst(name: AgentName, mode: 'plain' | 'tool', prompt: string, failWith?: number): Promise<{ result: AgentResult; up: AgentUpstream }> {
   upstream = await startAgentUpstream(mode);
+  upstream.failWith = failWith;
   const result = await RUNNERS[name]({
     baseUrl: BASES[name](target(upstream)), apiKey: API_KEY, model: MODELS[name], prompt,
     allowTools: mode === 'tool', proxyUrl: upstream.url, timeoutMs: 60_000,
   });
   const why = `exit ${result.code}${result.timedOut ? ' (timed out)' : ''}\nstdout: ${result.stdout}\nstderr: ${result.stderr.slice(-3000)}\nrequests: ${upstream.requests.map((r) => `${r.method} ${r.path}`).join(', ')}`;
-  expect(result.code, why).toBe(0);
+  expect(result.code, why).toBe(failWith ? 1 : 0);
+  expect(result.timedOut, why).toBe(false);
   // Every request stayed on the local server: nothing tried a vendor host through the proxy.
   expect(upstream.outbound, why).toEqual([]);
   return { result, up: upstream };
@@ -135,5 +137,13 @@ describe.skipIf(skipped.length > 0)('coding agents against a recording upstream'
     expect(response.parts[0].functionResponse).toMatchObject({ name: 'run_shell_command', id: call.parts[0].functionCall.id });
     expect(response.parts[0].functionResponse.response.output).toContain(TOOL_WORD);
     expect(result.stdout).toContain(TOOL_WORD);
+  });
+
+  // Retries are off in the runners: a refusal (the gateway's 401, 402, 429...) ends the run at once
+  // with the upstream's message, instead of minutes of backoff.
+  it.each(['claude-code', 'codex', 'gemini-cli'] as const)('%s stops at a refused request and shows its message', async (name) => {
+    const { result, up } = await runAgainst(name, 'plain', 'Say the plain answer.', 401);
+    expect(up.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    expect(result.stdout + result.stderr).toContain(FAILURE_MESSAGE);
   });
 });

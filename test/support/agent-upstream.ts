@@ -26,6 +26,8 @@ export interface AgentUpstream {
   /** Hosts an agent tried to reach through this server as its HTTP(S) proxy (refused): vendor traffic. */
   outbound: string[];
   mode: 'plain' | 'tool';
+  /** When set, every model call is answered with this HTTP status and the vendor's error envelope. */
+  failWith?: number;
   close(): Promise<void>;
 }
 
@@ -49,7 +51,7 @@ export async function startAgentUpstream(mode: 'plain' | 'tool' = 'plain'): Prom
       try { body = raw ? JSON.parse(raw) : undefined; } catch { /* kept as text */ }
       const rec: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, answered: 'other' };
       requests.push(rec);
-      const reply = answer(up.mode, rec);
+      const reply = answer(up, rec);
       rec.answered = reply.kind;
       res.writeHead(reply.status, { 'content-type': reply.contentType });
       res.end(reply.body);
@@ -66,17 +68,31 @@ export async function startAgentUpstream(mode: 'plain' | 'tool' = 'plain'): Prom
   return up;
 }
 
-function answer(mode: 'plain' | 'tool', rec: RecordedRequest): Reply {
+function answer(up: AgentUpstream, rec: RecordedRequest): Reply {
+  const mode = up.mode;
   const p = rec.path.split('?')[0]!;
   const body = rec.body ?? {};
   if (rec.method === 'GET' && /\/models\/?$/.test(p)) return json({ object: 'list', data: [], models: [] });
   if (p.endsWith('/v1/messages/count_tokens')) return json({ input_tokens: 10 });
   if (p.endsWith(':countTokens')) return json({ totalTokens: 10 });
+  if (up.failWith && /\/v1\/messages$|\/responses$|:(stream)?[gG]enerateContent$/.test(p)) return failure(up.failWith, p);
   if (p.endsWith('/v1/messages')) return anthropicReply(decide(mode, anthropicTurn(body)), body.stream === true, body.model);
   if (p.endsWith('/responses')) return responsesReply(decide(mode, responsesTurn(body)), body.stream !== false, body.model);
   const g = /\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(p);
   if (g) return geminiReply(decide(mode, geminiTurn(body)), g[2] === 'streamGenerateContent', g[1]!);
   return { kind: 'other', status: 404, contentType: 'application/json', body: JSON.stringify({ error: { message: `no route ${p}` } }) };
+}
+
+export const FAILURE_MESSAGE = 'gw-upstream-refused';
+
+/** Each vendor's error body: Anthropic {type:error,error:{type,message}}, OpenAI {error:{message,type,code}}, Google {error:{code,message,status}}. */
+function failure(status: number, p: string): Reply {
+  const body = p.endsWith('/v1/messages')
+    ? { type: 'error', error: { type: status === 401 ? 'authentication_error' : 'invalid_request_error', message: FAILURE_MESSAGE } }
+    : p.endsWith('/responses')
+      ? { error: { message: FAILURE_MESSAGE, type: 'invalid_request_error', param: null, code: null } }
+      : { error: { code: status, message: FAILURE_MESSAGE, status: status === 401 ? 'UNAUTHENTICATED' : 'INVALID_ARGUMENT' } };
+  return { kind: 'other', status, contentType: 'application/json', body: JSON.stringify(body) };
 }
 
 function json(v: unknown): Reply {

@@ -146,6 +146,7 @@ export async function runClaudeCode(o: AgentRunOptions): Promise<AgentResult> {
     // Side requests (titles, summaries) would otherwise name a real Haiku the gateway may not sell.
     ANTHROPIC_SMALL_FAST_MODEL: o.model,
     ANTHROPIC_DEFAULT_HAIKU_MODEL: o.model,
+    CLAUDE_CODE_MAX_RETRIES: '0', // a refused request fails the run now, not after minutes of backoff
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     DISABLE_AUTOUPDATER: '1',
     DISABLE_TELEMETRY: '1',
@@ -186,7 +187,8 @@ export async function runGeminiCli(o: AgentRunOptions): Promise<AgentResult> {
   fs.mkdirSync(path.join(home, '.gemini'));
   // Usage statistics (on by default) go to Google's Clearcut; the rest would check for updates or reach for an IDE.
   const settings = {
-    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, checkpointing: { enabled: false } },
+    // One attempt: a refused request fails the run now, not after ten with backoff.
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, checkpointing: { enabled: false }, maxAttempts: 1, retryFetchErrors: false },
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
     ide: { enabled: false },
