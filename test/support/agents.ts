@@ -52,7 +52,10 @@ export async function installAgent(name: AgentName): Promise<{ bin: string } | {
 
 async function mustRun(cmd: string, args: string[], o: Parameters<typeof run>[2]): Promise<void> {
   const r = await run(cmd, args, o);
-  if (r.code !== 0) throw new Error(`${path.basename(cmd)} ${args[0]} exited ${r.code}${r.timedOut ? ' (timed out)' : ''}: ${r.stderr.trim().split('\n').slice(-5).join(' | ')}`);
+  if (r.code === 0) return;
+  const lines = r.stderr.trim().split('\n');
+  const errors = lines.filter((l) => l.startsWith('npm error')).slice(0, 3); // npm says what failed first, then a log path
+  throw new Error(`${path.basename(cmd)} ${args[0]} exited ${r.code}${r.timedOut ? ' (timed out)' : ''}: ${(errors.length ? errors : lines.slice(-5)).join(' | ')}`);
 }
 
 function versionOk(exe: string, version: string): boolean {
