@@ -59,8 +59,13 @@ async function mustRun(cmd: string, args: string[], o: Parameters<typeof run>[2]
 }
 
 function versionOk(exe: string, version: string): boolean {
-  const v = spawnSync(exe, ['--version'], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir() } });
-  return v.status === 0 && v.stdout.includes(version);
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-agent-version-')); // `--version` already writes state into HOME
+  try {
+    const v = spawnSync(exe, ['--version'], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, GEMINI_CLI_HOME: home } });
+    return v.status === 0 && v.stdout.includes(version);
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
 }
 
 /** A lock directory (mkdir is atomic) so two test files do not install into one directory at once. */
