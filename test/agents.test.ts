@@ -125,6 +125,11 @@ describe('coding agents against a recording upstream', { timeout: 120_000 }, () 
     expect(first!.headers['user-agent']).toMatch(/^GeminiCLI[^/]*\/0\.61\.0\//);
     expect(Object.keys(first!.body).sort()).toEqual(['contents', 'generationConfig', 'systemInstruction', 'tools']);
     expect(first!.body.generationConfig).toMatchObject({ thinkingConfig: { includeThoughts: true } });
+    // Declarations carry JSON Schema as parametersJsonSchema, not the OpenAPI-subset "parameters".
+    const declarations = first!.body.tools.flatMap((t: any) => t.functionDeclarations);
+    for (const f of declarations) expect(Object.keys(f).sort()).toEqual(['description', 'name', 'parametersJsonSchema']);
+    // Without --yolo a one-shot run does not offer its shell tool at all.
+    expect(declarations.map((f: any) => f.name)).not.toContain('run_shell_command');
   });
 
   it.skipIf(missing.has('gemini-cli'))('Gemini CLI runs run_shell_command for the model and quotes its result', async () => {
