@@ -53,6 +53,7 @@ describe(`OpenAPI examples [${backendName}]`, () => {
         'post /v1/messages',
         'post /v1/messages/count_tokens',
         'post /v1/chat/completions',
+        'post /v1/responses',
         'post /v1beta/models/{model}:{method}',
         'post /gemini/v1beta/models/{model}:{method}',
         'post /v1/seedance2/private-avatar',
@@ -80,6 +81,7 @@ describe(`OpenAPI examples [${backendName}]`, () => {
       '/v1/messages': TEXT_MODELS,
       '/v1/messages/count_tokens': TEXT_MODELS,
       '/v1/chat/completions': TEXT_MODELS,
+      '/v1/responses': TEXT_MODELS,
     };
     for (const [path, models] of Object.entries(expected)) {
       const media = doc.paths[path].post.requestBody.content['application/json'];

@@ -9,6 +9,8 @@ import { stopReasonIn, usageIn, usageOut } from './answer.ts';
 export class MessagesStreamDecoder implements StreamDecoder {
   /** Vendor block index -> neutral index; server-tool blocks are skipped. */
   private readonly index = new Map<number, number>();
+  /** Every vendor index a content_block_start named, skipped ones included. */
+  private readonly opened = new Set<number>();
   private next = 0;
   private usage: UsageClasses = { ...NO_USAGE };
   private stop: StopReason = 'end_turn';
@@ -25,6 +27,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
       }
       case 'content_block_start': {
         const b = isObject(data.content_block) ? data.content_block : {};
+        this.opened.add(Number(data.index));
         const at = this.next;
         const start = (block: Extract<TextStreamEvent, { type: 'block_start' }>['block']): TextStreamEvent[] => {
           this.index.set(Number(data.index), at);
@@ -41,8 +44,10 @@ export class MessagesStreamDecoder implements StreamDecoder {
         return [];
       }
       case 'content_block_delta': {
-        const at = this.index.get(Number(data.index));
         const d = isObject(data.delta) ? data.delta : {};
+        // Text of a block never opened (some compatible upstreams send no content_block_start): opened here.
+        if (!this.opened.has(Number(data.index)) && d.type === 'text_delta') return [...this.push({ type: 'content_block_start', index: data.index, content_block: { type: 'text', text: '' } }), ...this.push(data)];
+        const at = this.index.get(Number(data.index));
         if (at === undefined) return [];
         if (d.type === 'text_delta') return [{ type: 'text_delta', index: at, text: String(d.text) }];
         if (d.type === 'thinking_delta') return [{ type: 'thinking_delta', index: at, text: String(d.thinking) }];

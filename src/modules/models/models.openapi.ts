@@ -41,6 +41,7 @@ const DOCUMENTED: Record<string, Documented> = {
   '/v1/messages': { models: TEXT_MODELS, example: { model: 'chatgen-4-haiku', max_tokens: 256, messages: hello } },
   '/v1/messages/count_tokens': { models: TEXT_MODELS, example: { model: 'chatgen-4-haiku', messages: hello } },
   '/v1/chat/completions': { models: TEXT_MODELS, example: { model: 'textgen-2.5-flash', max_tokens: 256, messages: hello } },
+  '/v1/responses': { models: TEXT_MODELS, example: { model: 'textgen-2.5-flash', max_output_tokens: 256, input: 'Say hello' } },
   '/v1/seedance2/private-avatar': { example: { group: { name: 'demo-avatars' }, assets: [{ url: 'https://example.com/avatars/face.png', name: 'face' }] } },
   '/v1beta/models/*': { example: nativeBody, path: nativePath('/v1beta/models/:model::method') },
   '/gemini/v1beta/models/*': { example: nativeBody, path: nativePath('/gemini/v1beta/models/:model::method') },
