@@ -1,9 +1,35 @@
 // The neutral request into a Responses API body (OpenAI `/v1/responses`).
 import {
   customInput, dataUrl, splitLeadingSystem, textOf, UntranslatableField, wrapOpaque,
-  type ContentPart, type Json, type TextRequest, type ToolResultContent,
+  type ContentPart, type Json, type TextRequest, type ToolDefinition, type ToolResultContent,
 } from '../../core/text/index.ts';
 import { OPENAI_FILES, reasoningEffort } from '../openai-shared.ts';
+
+const toolOut = (d: ToolDefinition): Json => d.custom ? {
+  type: 'custom', name: d.name, ...(d.description !== undefined ? { description: d.description } : {}), ...(d.custom.format ? { format: d.custom.format } : {}),
+} : {
+  type: 'function', name: d.name, ...(d.description !== undefined ? { description: d.description } : {}),
+  parameters: d.parameters,
+  // Responses treats an absent `strict` as true; other formats mean "not strict".
+  strict: d.strict ?? false,
+};
+
+/** The tools, those of a namespace grouped again where its first one stood, then the hosted tools of this format. */
+const encodeTools = (req: TextRequest): Json[] => {
+  const out: Json[] = [];
+  const groups = new Map<string, Json[]>();
+  for (const d of req.tools ?? []) {
+    if (!d.namespace) { out.push(toolOut(d)); continue; }
+    let group = groups.get(d.namespace.name);
+    if (!group) {
+      groups.set(d.namespace.name, (group = []));
+      out.push({ type: 'namespace', name: d.namespace.name, description: d.namespace.description, tools: group });
+    }
+    group.push(toolOut(d));
+  }
+  for (const h of req.hostedTools ?? []) if (h.format === 'responses') out.push(h.tool as Json);
+  return out;
+};
 
 const inputPart = (p: ToolResultContent, field: string): Json => {
   if (p.type === 'text') return { type: 'input_text', text: p.text };
@@ -89,14 +115,7 @@ export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
     model: targetModel,
     ...(instructions ? { instructions } : {}),
     input: encodeInput(req, system.length),
-    ...(req.tools ? { tools: req.tools.map((d) => d.custom ? {
-      type: 'custom', name: d.name, ...(d.description !== undefined ? { description: d.description } : {}), ...(d.custom.format ? { format: d.custom.format } : {}),
-    } : {
-      type: 'function', name: d.name, ...(d.description !== undefined ? { description: d.description } : {}),
-      parameters: d.parameters,
-      // Responses treats an absent `strict` as true; other formats mean "not strict".
-      strict: d.strict ?? false,
-    }) } : {}),
+    ...(req.tools || req.hostedTools ? { tools: encodeTools(req) } : {}),
     ...(c ? { tool_choice: c.type === 'tool' ? { type: req.tools?.find((t) => t.name === c.name)?.custom ? 'custom' : 'function', name: c.name } : c.type } : {}),
     ...(req.parallelToolCalls !== undefined ? { parallel_tool_calls: req.parallelToolCalls } : {}),
     ...(effort || summary ? { reasoning: { ...(effort ? { effort } : {}), ...(summary ? { summary } : {}) } } : {}),
