@@ -78,12 +78,13 @@ export const modelCalls = (proxy: RecordingProxy): ProxiedRequest[] =>
  * Runs an agent one-shot through a recording proxy in front of the gateway, with a fresh funded
  * key; the run must end well and reach nothing but the gateway.
  */
-export async function runThroughGateway(gw: AgentsGateway, name: AgentName, o: { model: string; prompt: string; allowTools?: boolean }) {
+export async function runThroughGateway(gw: AgentsGateway, name: AgentName, o: { model: string; prompt: string; allowTools?: boolean; args?: string[] }) {
   const account = await seedAccount(gw.t.ctx, 100);
   const proxy = await startRecordingProxy(gw.url);
   try {
-    const result = await RUNNERS[name]({ baseUrl: BASES[name](proxy.url), apiKey: account.key, model: o.model, prompt: o.prompt, allowTools: o.allowTools, proxyUrl: proxy.url, timeoutMs: 90_000 });
+    const result = await RUNNERS[name]({ baseUrl: BASES[name](proxy.url), apiKey: account.key, model: o.model, prompt: o.prompt, allowTools: o.allowTools, args: o.args, proxyUrl: proxy.url, timeoutMs: 90_000 });
     const why = `exit ${result.code}${result.timedOut ? ' (timed out)' : ''}\nstdout: ${result.stdout}\nstderr: ${result.stderr.slice(-3000)}\nrequests: ${proxy.requests.map((r) => `${r.method} ${r.path} -> ${r.status}`).join(', ')}`;
+    if (process.env.GW_AGENT_DEBUG) console.log(`[${name}] ${why}`);
     expect(result.code, why).toBe(0);
     expect(result.timedOut, why).toBe(false);
     expect(proxy.outbound, why).toEqual([]);
