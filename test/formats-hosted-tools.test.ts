@@ -1,7 +1,7 @@
 // Codex's tools (0.171: function tools, a `namespace` tool grouping its sub-agent functions, the
 // hosted `web_search`): decoded without a 400, the namespace ungrouped for other formats and grouped
 // again for a Responses upstream, its calls answered with their namespace; the hosted tool kept for
-// a Responses upstream only.
+// a Responses upstream only. Likewise Anthropic's and Google's own tools for their formats.
 import { describe, expect, it } from 'vitest';
 import { FORMATS } from '../src/formats/index.ts';
 import { UntranslatableField, type TextAnswer } from '../src/core/text/index.ts';
@@ -46,5 +46,15 @@ describe("Codex's Responses tools", () => {
     const items = frames.filter((f) => f.event === 'response.output_item.added' || f.event === 'response.output_item.done').map((f) => JSON.parse(f.data).item);
     expect(items).toEqual([expect.objectContaining({ namespace: 'multi_agent_v1', name: 'spawn_agent' }), expect.objectContaining({ namespace: 'multi_agent_v1', name: 'spawn_agent' })]);
     expect(responsesEcho(req).tools).toHaveLength(3);
+  });
+
+  it("Anthropic's and Google's own tools go to an upstream of their format as they came", () => {
+    const search = { type: 'web_search_20250305', name: 'web_search', max_uses: 2 };
+    const fn = { name: 'f', input_schema: { type: 'object', properties: {} } };
+    const msgs: J = FORMATS.messages.encodeRequest(FORMATS.messages.decodeRequest({ model: 'c', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], tools: [fn, search] }), 't');
+    expect(msgs.tools).toEqual([fn, search]);
+    const decl = { name: 'f', parametersJsonSchema: { type: 'object', properties: {} } };
+    const gem: J = FORMATS.gemini.encodeRequest(FORMATS.gemini.decodeRequest({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }], tools: [{ functionDeclarations: [decl] }, { googleSearch: {} }] }, 'g'), 't');
+    expect(gem.tools).toEqual([{ functionDeclarations: [decl] }, { googleSearch: {} }]);
   });
 });
