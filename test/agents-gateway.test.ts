@@ -68,6 +68,8 @@ describe(`coding agents through the gateway, one-shot [${backendName}]`, { timeo
     expect(result.stdout.trim(), why).toBe(PLAIN);
     const calls = modelCalls(proxy);
     expect(calls[0]!.path).toBe('/v1/responses');
+    // Beside function tools, a namespace tool (its sub-agent functions) and OpenAI's hosted web_search: forwarded as sent.
+    expect(calls[0]!.body.tools.map((t: any) => t.type)).toEqual(expect.arrayContaining(['function', 'namespace', 'web_search']));
     expect(gw.openai.requests.every((r) => r.path === '/v1/responses')).toBe(true);
     forwardedUnchanged(calls, gw.openai, UPSTREAM_MODEL.openai, ['openai-beta']);
     await billedOk(account.user.id, calls.length, MODEL.openai);

@@ -20,6 +20,10 @@ describe("Codex's Responses tools", () => {
   it('a Responses upstream gets them as they came: the namespace grouped, the hosted tool kept', () => {
     const out: J = FORMATS.responses.encodeRequest(FORMATS.responses.decodeRequest(body), 't');
     expect(out.tools).toEqual([tools[0], { ...tools[1], tools: [tools[1]!.tools![0], { type: 'custom', name: 'note' }] }, tools[2]]);
+    // A call in the history keeps its namespace.
+    const call = { type: 'function_call', call_id: 'call_1', namespace: 'multi_agent_v1', name: 'spawn_agent', arguments: '{}' };
+    const again: J = FORMATS.responses.encodeRequest(FORMATS.responses.decodeRequest({ ...body, input: [call, { type: 'function_call_output', call_id: 'call_1', output: 'ok' }] }), 't');
+    expect(again.input[0]).toEqual({ type: 'function_call', call_id: 'call_1', name: 'spawn_agent', arguments: '{}', namespace: 'multi_agent_v1' });
   });
 
   it('other formats get the namespaced tools as plain tools, and refuse the hosted one', () => {

@@ -84,7 +84,7 @@ export async function runThroughGateway(gw: AgentsGateway, name: AgentName, o: {
   try {
     const result = await RUNNERS[name]({ baseUrl: BASES[name](proxy.url), apiKey: account.key, model: o.model, prompt: o.prompt, allowTools: o.allowTools, args: o.args, proxyUrl: proxy.url, timeoutMs: 90_000 });
     const why = `exit ${result.code}${result.timedOut ? ' (timed out)' : ''}\nstdout: ${result.stdout}\nstderr: ${result.stderr.slice(-3000)}\nrequests: ${proxy.requests.map((r) => `${r.method} ${r.path} -> ${r.status}`).join(', ')}`;
-    if (process.env.GW_AGENT_DEBUG) console.log(`[${name}] ${why}`);
+    if (process.env.GW_AGENT_DEBUG) console.log(`[${name}] ${why}`); // what the agent printed and asked, on a passing run too
     expect(result.code, why).toBe(0);
     expect(result.timedOut, why).toBe(false);
     expect(proxy.outbound, why).toEqual([]);

@@ -97,7 +97,10 @@ const customCalls = (req: TextRequest): Set<string> => {
 
 export const encodeInput = (req: TextRequest, from = 0): Json[] => {
   const custom = customCalls(req);
-  return mergeMessages(req.messages.slice(from).flatMap((m, i) => m.content.flatMap((p, j) => items(m.role, p, `messages[${i + from}].content[${j}]`, custom))));
+  // A call to a tool of a namespace names the namespace, as the Responses API answered it.
+  const namespaces = new Map((req.tools ?? []).flatMap((t) => (t.namespace ? [[t.name, t.namespace.name] as const] : [])));
+  const named = (it: Json): Json => ((it.type === 'function_call' || it.type === 'custom_tool_call') && namespaces.has(String(it.name)) ? { ...it, namespace: namespaces.get(String(it.name)) } : it);
+  return mergeMessages(req.messages.slice(from).flatMap((m, i) => m.content.flatMap((p, j) => items(m.role, p, `messages[${i + from}].content[${j}]`, custom).map(named))));
 };
 
 export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
