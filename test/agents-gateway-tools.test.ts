@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendName } from './harness.ts';
+import { backendName, seedAccount } from './harness.ts';
 import type { AgentName } from './support/agents.ts';
 import { installedAgents, MODEL, runThroughGateway, startAgentsGateway, TOOL_WORD, usageRows, type AgentsGateway } from './support/agents-gateway.ts';
 import type { ScriptedPart } from './support/fake-script.ts';
@@ -96,4 +96,23 @@ describe(`coding agents' tool round trips through the gateway [${backendName}]`,
       await billedOk(account.user.id, 2);
     });
   }
+});
+
+describe(`a vendor's own tool on a translating route [${backendName}]`, () => {
+  // What Codex sends by default (hosted web_search) on a messages channel: refused up front, not
+  // silently dropped, and the message names the tool; a stream is refused before its first byte.
+  it('a Responses call offering web_search to a messages channel is a 400 naming the tool; nothing is billed', async () => {
+    const account = await seedAccount(gw.t.ctx, 10);
+    const before = gw.messages.requests.length;
+    for (const stream of [false, true]) {
+      const res = await gw.t.app.inject({
+        method: 'POST', url: '/v1/responses', headers: account.auth,
+        payload: { model: MODEL.messages, input: 'search the web', stream, tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }, { type: 'web_search', external_web_access: true }] },
+      });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().error.message).toBe("tools[1].type: the web_search tool runs on OpenAI's servers and has no counterpart in other formats");
+    }
+    expect(gw.messages.requests.length).toBe(before);
+    expect(await usageRows(gw, account.user.id, 0)).toEqual([]);
+  });
 });
