@@ -61,6 +61,27 @@ describe(`coding agents through the gateway, one-shot [${backendName}]`, { timeo
     await billedOk(account.user.id, calls.length, MODEL.messages);
   });
 
+  it.skipIf(missing.has('claude-code'))("Claude Code's WebSearch on a messages channel: its request offering Anthropic's web_search server tool is forwarded unchanged too", async () => {
+    gw.messages.requests.length = 0;
+    // The main loop calls WebSearch; Claude Code then asks the model with the web_search server tool
+    // alone (the vendor runs the search); its answer comes back to the main loop as the tool result.
+    gw.messages.script = (body: any) => {
+      const tools = body.tools ?? [];
+      if (tools.some((t: any) => String(t.type).startsWith('web_search_'))) return [{ type: 'text', text: 'gw-search-result 42' }];
+      const last = body.messages.at(-1);
+      const result = Array.isArray(last?.content) ? last.content.find((b: any) => b.type === 'tool_result') : undefined;
+      if (result) return [{ type: 'text', text: `Found: ${/gw-search-result \d+/.exec(JSON.stringify(result.content))?.[0]}` }];
+      if (tools.some((t: any) => t.name === 'WebSearch')) return [{ type: 'tool_use', name: 'WebSearch', input: { query: 'gw question' } }];
+      return [{ type: 'text', text: 'no search tool' }];
+    };
+    const { result, proxy, account, why } = await runThroughGateway(gw, 'claude-code', { model: MODEL.messages, prompt: 'Search the web for the answer.', args: ['--allowedTools', 'WebSearch'] });
+    expect(result.stdout.trim(), why).toBe('Found: gw-search-result 42');
+    const calls = modelCalls(proxy);
+    expect(calls.map((c) => c.body.tools.map((t: any) => t.type ?? 'custom')), why).toContainEqual(['web_search_20250305']);
+    forwardedUnchanged(calls, gw.messages, UPSTREAM_MODEL.messages, ['anthropic-version', 'anthropic-beta']);
+    await billedOk(account.user.id, calls.length, MODEL.messages);
+  });
+
   it.skipIf(missing.has('codex'))('Codex on an openai channel: the Responses fake gets its body unchanged but for the model', async () => {
     gw.openai.requests.length = 0;
     gw.openai.script = plainScript;
