@@ -113,6 +113,9 @@ describe(`a vendor's own tool on a translating route [${backendName}]`, () => {
       expect(res.json().error.message).toBe("tools[1].type: the web_search tool runs on OpenAI's servers and has no counterpart in other formats");
     }
     expect(gw.messages.requests.length).toBe(before);
-    expect(await usageRows(gw, account.user.id, 0)).toEqual([]);
+    // The stream records its failed call (cost 0); nothing is charged.
+    for (const row of await usageRows(gw, account.user.id, 1)) expect(row).toMatchObject({ status: 'failed', cost: 0 });
+    const balance = await gw.t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth });
+    expect(balance.json().used_balance).toBe(0);
   });
 });
