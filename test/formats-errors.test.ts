@@ -18,9 +18,10 @@ describe('400s that name the field', () => {
     ['an OpenAI file id on messages', 'chat', chat({}, [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }]), 'messages', 'messages[0].content[0].source'],
     ['a URL Gemini cannot type', 'messages', msgs({}, [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x/img' } }] }]), 'gemini', 'messages[0].content[0].source'],
     // Tools run by a vendor: decoded (a channel of their own format gets them as they came), refused where translated.
-    ['an OpenAI hosted tool', 'responses', { model: 'g', input: 'x', tools: [{ type: 'function', name: 'f' }, { type: 'web_search' }] }, 'messages', 'tools[1].type'],
+    ['an OpenAI hosted tool', 'responses', { model: 'g', input: 'x', tools: [{ type: 'function', name: 'f' }, { type: 'code_interpreter', container: { type: 'auto' } }] }, 'messages', 'tools[1].type'],
+    ['web search, for chat completions (it has none)', 'responses', { model: 'g', input: 'x', tools: [{ type: 'web_search' }] }, 'chat', 'tools[0].type'],
     ['an Anthropic server tool', 'messages', msgs({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }), 'chat', 'tools[0]'],
-    ['a Google tool', 'gemini', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], tools: [{ googleSearch: {} }] }, 'responses', 'tools[0].googleSearch'],
+    ['a Google tool', 'gemini', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], tools: [{ codeExecution: {} }] }, 'responses', 'tools[0].codeExecution'],
     ['a tool result whose call is unknown, for Gemini', 'chat', chat({}, [{ role: 'tool', tool_call_id: 'zz', content: 'r' }]), 'gemini', 'messages[0].content[0].callId'],
   ];
   it.each(untranslatable)('%s', (_what, from, body, target, field) => {

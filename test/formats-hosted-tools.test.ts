@@ -62,3 +62,13 @@ describe("Codex's Responses tools", () => {
     expect(gem.tools).toEqual([{ functionDeclarations: [decl] }, { googleSearch: {} }]);
   });
 });
+
+describe('web search is offered in each format as its own', () => {
+  it('responses web_search -> messages web_search_20250305 and gemini googleSearch; gemini googleSearch -> responses web_search', () => {
+    const fromResponses = FORMATS.responses.decodeRequest({ model: 'm', input: 'find it', tools: [{ type: 'web_search' }] });
+    expect((FORMATS.messages.encodeRequest(fromResponses, 'm') as any).tools).toEqual([{ type: 'web_search_20250305', name: 'web_search' }]);
+    expect((FORMATS.gemini.encodeRequest(fromResponses, 'm') as any).tools).toEqual([{ googleSearch: {} }]);
+    const fromGemini = FORMATS.gemini.decodeRequest({ contents: [{ role: 'user', parts: [{ text: 'find it' }] }], tools: [{ googleSearch: {} }] }, 'm');
+    expect((FORMATS.responses.encodeRequest(fromGemini, 'm') as any).tools).toEqual([{ type: 'web_search' }]);
+  });
+});

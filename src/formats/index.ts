@@ -5,6 +5,7 @@ import * as chat from './chat/index.ts';
 import * as responses from './responses/index.ts';
 import * as gemini from './gemini/index.ts';
 import { responsesEcho } from './responses/echo.ts';
+import { hostedIn } from './web-search.ts';
 
 export interface FormatCodec {
   /** `model` names the model where the format keeps it outside the body (Gemini's URL path). */
@@ -18,11 +19,15 @@ export interface FormatCodec {
   streamEncoder(req?: TextRequest): StreamEncoder;
 }
 
-/** A tool that runs on another vendor's servers has no counterpart in `format`: refused, not dropped. */
+/** A tool that runs on another vendor's servers goes as `format`'s own where it has one (web-search.ts); else refused, not dropped. */
 const ownTools = (format: WireFormat, encode: FormatCodec['encodeRequest']): FormatCodec['encodeRequest'] => (req, targetModel) => {
-  const foreign = req.hostedTools?.find((h) => h.format !== format);
-  if (foreign) throw new UntranslatableField(foreign.field, foreign.reason);
-  return encode(req, targetModel);
+  if (!req.hostedTools?.some((h) => h.format !== format)) return encode(req, targetModel);
+  const hostedTools = req.hostedTools.map((h) => {
+    const own = hostedIn(h, format);
+    if (!own) throw new UntranslatableField(h.field, h.reason);
+    return own;
+  });
+  return encode({ ...req, hostedTools }, targetModel);
 };
 
 export const FORMATS: Record<WireFormat, FormatCodec> = {

@@ -37,7 +37,7 @@ const userParts = (v: unknown, field: string): ContentPart[] => {
       // Bare base64 (no data: prefix) is what some clients send for a PDF.
       return { type: 'document', source: source.kind === 'url' ? { kind: 'base64', mediaType: 'application/pdf', data } : source, ...named };
     }
-    if (part.type === 'input_audio') throw new UntranslatableField(`${f}`, 'audio input has no counterpart in other formats');
+    if (part.type === 'input_audio') throw new UntranslatableField(`${f}`, 'audio input has no counterpart in the upstream format');
     throw unknownType(`${f}.type`, part.type);
   });
 };
@@ -83,7 +83,7 @@ const decodeToolChoice = (v: unknown): ToolChoice | undefined => {
   if (v === 'auto' || v === 'none' || v === 'required') return { type: v };
   const c = obj(v, 'tool_choice');
   if (c.type === 'function') return { type: 'tool', name: str(obj(c.function, 'tool_choice.function').name, 'tool_choice.function.name') };
-  throw new UntranslatableField('tool_choice', `${String(c.type)} tool choice has no counterpart in other formats`);
+  throw new UntranslatableField('tool_choice', `${String(c.type)} tool choice has no counterpart in the upstream format`);
 };
 
 export const decodeTool = (t: unknown, f: string) => {
@@ -102,7 +102,7 @@ export const decodeTool = (t: unknown, f: string) => {
 export const decodeRequest = (input: unknown): TextRequest => {
   const body = obj(input, 'body');
   if (typeof body.n === 'number' && body.n > 1) throw new UntranslatableField('n', 'several choices per call have no counterpart in other formats');
-  if (Array.isArray(body.modalities) && body.modalities.includes('audio')) throw new UntranslatableField('modalities', 'audio output has no counterpart in other formats');
+  if (Array.isArray(body.modalities) && body.modalities.includes('audio')) throw new UntranslatableField('modalities', 'audio output has no counterpart in the upstream format');
   const messages: TextMessage[] = [];
   arr(body.messages, 'messages').forEach((m, i) => decodeMessage(messages, m, i));
   const streamOptions = isObject(body.stream_options) ? body.stream_options : {};

@@ -10,7 +10,7 @@ const GEMINI_FILES = 'generativelanguage.googleapis.com';
 const media = (mimeType: string, source: MediaSource, f: string): ContentPart => {
   if (mimeType.startsWith('image/')) return { type: 'image', source };
   if (mimeType === 'application/pdf' || mimeType.startsWith('text/')) return { type: 'document', source };
-  throw new UntranslatableField(f, `${mimeType} content has no counterpart in other formats`);
+  throw new UntranslatableField(f, `${mimeType} content has no counterpart in the upstream format`);
 };
 
 /** Calls without ids (most Gemini calls) get one, and their responses find it again by the function's name. */
@@ -61,7 +61,7 @@ const decodePart = (v: unknown, f: string, ids: CallIds): ContentPart => {
     return { type: 'tool_result', callId: ids.result(name, r.id), name, content: [{ type: 'text', text }], ...(isError ? { isError: true } : {}) };
   }
   const kind = Object.keys(p).find((k) => k !== 'thoughtSignature');
-  throw new UntranslatableField(`${f}.${kind ?? 'type'}`, 'this part has no counterpart in other formats');
+  throw new UntranslatableField(`${f}.${kind ?? 'type'}`, 'this part has no counterpart in the upstream format');
 };
 
 /** Function declarations; Google's own tools (googleSearch, codeExecution, ...) kept as they came for a Gemini upstream. */
@@ -71,7 +71,7 @@ const decodeTools = (v: unknown, hosted: HostedTool[]): ToolDefinition[] | undef
     const tool = obj(t, `tools[${i}]`);
     const { functionDeclarations, ...own } = tool;
     const other = Object.keys(own)[0];
-    if (other) hosted.push({ format: 'gemini', tool: own, field: `tools[${i}].${other}`, reason: 'this tool runs on Google\'s servers and has no counterpart in other formats' });
+    if (other) hosted.push({ format: 'gemini', tool: own, field: `tools[${i}].${other}`, reason: 'this tool runs on Google\'s servers and has no counterpart in the upstream format' });
     return arr(functionDeclarations ?? [], `tools[${i}].functionDeclarations`).map((d, j) => {
       const f = `tools[${i}].functionDeclarations[${j}]`;
       const decl = obj(d, f);

@@ -18,7 +18,7 @@ const mediaSource = (v: unknown, field: string): MediaSource => {
   if (s.type === 'url') return { kind: 'url', url: str(s.url, `${field}.url`) };
   if (s.type === 'file') return { kind: 'file', fileId: str(s.file_id, `${field}.file_id`), format: 'messages' };
   if (s.type === 'text') return { kind: 'base64', mediaType: 'text/plain', data: Buffer.from(str(s.data, `${field}.data`)).toString('base64') };
-  throw new UntranslatableField(`${field}.type`, `source type ${JSON.stringify(s.type)} has no counterpart in other formats`);
+  throw new UntranslatableField(`${field}.type`, `source type ${JSON.stringify(s.type)} has no counterpart in the upstream format`);
 };
 
 export const decodeBlock = (v: unknown, field: string): ContentPart => {
@@ -102,7 +102,7 @@ export const decodeRequest = (input: unknown): TextRequest => {
   const tools = body.tools === undefined ? undefined : arr(body.tools, 'tools').flatMap((t, i) => {
     const tool = obj(t, `tools[${i}]`);
     if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
-      hostedTools.push({ format: 'messages', tool, field: `tools[${i}]`, reason: `the ${String(tool.type)} tool runs on Anthropic's servers and has no counterpart in other formats` });
+      hostedTools.push({ format: 'messages', tool, field: `tools[${i}]`, reason: `the ${String(tool.type)} tool runs on Anthropic's servers and has no counterpart in the upstream format` });
       return [];
     }
     const strict = optBool(tool.strict, `tools[${i}].strict`);

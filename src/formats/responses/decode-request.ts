@@ -78,7 +78,7 @@ const decodeToolChoice = (v: unknown): ToolChoice | undefined => {
   if (v === 'auto' || v === 'none' || v === 'required') return { type: v };
   const c = obj(v, 'tool_choice');
   if (c.type === 'function' || c.type === 'custom') return { type: 'tool', name: str(c.name, 'tool_choice.name') };
-  throw new UntranslatableField('tool_choice', `${String(c.type)} tool choice has no counterpart in other formats`);
+  throw new UntranslatableField('tool_choice', `${String(c.type)} tool choice has no counterpart in the upstream format`);
 };
 
 const decodeTool = (t: unknown, f: string, namespace?: ToolDefinition['namespace']): ToolDefinition => {
@@ -119,7 +119,7 @@ const decodeTools = (v: unknown): { tools: ToolDefinition[]; hostedTools?: Hoste
       return void arr(tool.tools, `${f}.tools`).forEach((inner, j) => tools.push(decodeTool(inner, `${f}.tools[${j}]`, namespace)));
     }
     if (typeof tool.type !== 'string') throw unknownType(`${f}.type`, tool.type);
-    hostedTools.push({ format: 'responses', tool, field: `${f}.type`, reason: `the ${tool.type} tool runs on OpenAI's servers and has no counterpart in other formats` });
+    hostedTools.push({ format: 'responses', tool, field: `${f}.type`, reason: `the ${tool.type} tool runs on OpenAI's servers and has no counterpart in the upstream format` });
   });
   return { tools, ...(hostedTools.length > 0 ? { hostedTools } : {}) };
 };
