@@ -61,11 +61,11 @@ export async function json(method: 'GET' | 'POST', url: string, headers: Record<
  * Sends `chatgen-4-haiku` to a messages-format upstream: the simulator stops serving it and a
  * messages channel to `upstream` takes it (the text benches' passthrough).
  */
-export async function routeHaikuTo(url: string, upstream: string): Promise<void> {
+export async function routeHaikuTo(url: string, upstream: string, type: 'messages' | 'openai' = 'messages'): Promise<void> {
   const admin = { authorization: `Bearer ${ADMIN}` };
   const simulator = (await json('GET', `${url}/admin/channels`, admin)).data.find((c: { type: string }) => c.type === 'simulator');
   await fetch(`${url}/admin/channels/${simulator.id}`, { method: 'PATCH', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ models: simulator.models.filter((m: string) => m !== 'chatgen-4-haiku') }) });
-  await json('POST', `${url}/admin/channels`, admin, { name: 'bench-upstream', type: 'messages', base_url: upstream, secret: 'upstream-key', models: ['chatgen-4-haiku'] });
+  await json('POST', `${url}/admin/channels`, admin, { name: 'bench-upstream', type, base_url: upstream, secret: 'upstream-key', models: ['chatgen-4-haiku'] });
 }
 
 /** An account with plenty of money and an unlimited key with no practical rate limit. */

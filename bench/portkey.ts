@@ -70,3 +70,6 @@ export async function startPortkey(install: PortkeyInstall = { version: PORTKEY_
 
 /** Portkey's headers for a messages-format upstream at `upstream`. */
 export const portkeyMessagesHeaders = (upstream: string) => ({ 'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `${upstream}/v1`, 'x-api-key': 'upstream-key', 'anthropic-version': '2023-06-01' });
+
+/** The same for an OpenAI upstream (chat completions, Responses): the key as a Bearer token. */
+export const portkeyOpenAIHeaders = (upstream: string) => ({ 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstream}/v1`, authorization: 'Bearer upstream-key' });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import autocannon from 'autocannon';
 import { Client } from 'undici';
 import { benchKey, machine, pinSelf, routeHaikuTo, startServer, tempSqlite, ADMIN } from './lib.ts';
-import { PORTKEY_STREAMING_HONO, PORTKEY_VERSION, portkeyLabel, portkeyMessagesHeaders, startPortkey } from './portkey.ts';
+import { PORTKEY_STREAMING_HONO, PORTKEY_VERSION, portkeyLabel, portkeyMessagesHeaders, portkeyOpenAIHeaders, startPortkey } from './portkey.ts';
 
 // Streamed messages passthrough: an upstream that sends EVENTS (200) text deltas of ~20 tokens per
 // call (bench/stream-upstream.ts), reached (a) directly, (b) through a bare Node proxy that pipes
@@ -17,13 +17,18 @@ import { PORTKEY_STREAMING_HONO, PORTKEY_VERSION, portkeyLabel, portkeyMessagesH
 // - the serving process's CPU per stream under that load (from /proc, every thread): steadier than
 //   the rates when other jobs share the machine (the upstream's own CPU is not in a proxy's figure).
 // BENCH_ROUNDS (5), BENCH_SECONDS per target and round (5), PROBE_REQUESTS per target and round (200),
-// PORTKEY_VERSION (1.15.2), PORTKEY_HONO_NODE_SERVER (1.13.5).
+// PORTKEY_VERSION (1.15.2), PORTKEY_HONO_NODE_SERVER (1.13.5). BENCH_FORMAT=responses measures the
+// same on POST /v1/responses (an `openai` channel, the upstream's Responses events forwarded).
 pinSelf();
+const RESPONSES = process.env.BENCH_FORMAT === 'responses';
+const PATH = RESPONSES ? '/v1/responses' : '/v1/messages';
+/** One delta event as each format names it. */
+const DELTA = RESPONSES ? /"response\.output_text\.delta"/g : /content_block_delta/g;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const PROBE_REQUESTS = Number(process.env.PROBE_REQUESTS ?? 200);
 const EVENTS = 200;
-const body = JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] });
+const body = JSON.stringify(RESPONSES ? { model: 'chatgen-4-haiku', max_output_tokens: 8000, stream: true, input: 'Stream to me' } : { model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] });
 
 interface Target {
   name: string;
@@ -62,7 +67,7 @@ async function probeOnce(target: Target, requests: number): Promise<{ first: num
         seen += chunk.toString();
         if (seen.includes('data:')) first = Number(process.hrtime.bigint() - start) / 1e6;
       }
-      if (i === requests - 1) events += (chunk.toString().match(/content_block_delta/g) ?? []).length / 2;
+      if (i === requests - 1) events += (chunk.toString().match(DELTA) ?? []).length / (RESPONSES ? 1 : 2);
     }
     times.push(first);
   }
@@ -74,19 +79,19 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const spread = (values: number[], digits = 0) => `${Math.min(...values).toFixed(digits)} to ${Math.max(...values).toFixed(digits)}`;
 const signed = (ms: number) => `${ms < 0 ? '' : '+'}${ms.toFixed(3)}`;
 
-const upstream = await startServer('bench/stream-upstream.ts', { EVENTS: String(EVENTS) }, '/v1/messages');
-const bare = await startServer('bench/stream-proxy.ts', { UPSTREAM: upstream.url }, '/v1/messages');
+const upstream = await startServer('bench/stream-upstream.ts', { EVENTS: String(EVENTS) }, PATH);
+const bare = await startServer('bench/stream-proxy.ts', { UPSTREAM: upstream.url }, PATH);
 const portkeyInstall = { version: PORTKEY_VERSION, honoNodeServer: PORTKEY_STREAMING_HONO };
 const portkey = await startPortkey(portkeyInstall);
 const gateway = await startServer('src/main.ts', { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0' });
-await routeHaikuTo(gateway.url, upstream.url);
+await routeHaikuTo(gateway.url, upstream.url, RESPONSES ? 'openai' : 'messages');
 const key = await benchKey(gateway.url);
 
 const targets: Target[] = [
-  { name: 'upstream, called directly', url: `${upstream.url}/v1/messages`, headers: {}, pid: upstream.child.pid! },
-  { name: 'bare Node streaming proxy', url: `${bare.url}/v1/messages`, headers: {}, pid: bare.child.pid! },
-  { name: portkeyLabel(portkeyInstall), url: `${portkey.url}/v1/messages`, headers: portkeyMessagesHeaders(upstream.url), pid: portkey.pid },
-  { name: 'this gateway (auth, rate limit, billing)', url: `${gateway.url}/v1/messages`, headers: { 'x-api-key': key }, pid: gateway.child.pid! },
+  { name: 'upstream, called directly', url: `${upstream.url}${PATH}`, headers: {}, pid: upstream.child.pid! },
+  { name: 'bare Node streaming proxy', url: `${bare.url}${PATH}`, headers: {}, pid: bare.child.pid! },
+  { name: portkeyLabel(portkeyInstall), url: `${portkey.url}${PATH}`, headers: RESPONSES ? portkeyOpenAIHeaders(upstream.url) : portkeyMessagesHeaders(upstream.url), pid: portkey.pid },
+  { name: 'this gateway (auth, rate limit, billing)', url: `${gateway.url}${PATH}`, headers: RESPONSES ? { authorization: `Bearer ${key}` } : { 'x-api-key': key }, pid: gateway.child.pid! },
 ];
 const [direct, bareTarget, portkeyTarget, ours] = targets as [Target, Target, Target, Target];
 
@@ -124,7 +129,7 @@ const cpu = (t: Target) => median(loads.get(t)!.map((x) => x.cpu));
 const added = (t: Target) => perRound((i) => probes.get(t)![i]! - probes.get(direct)![i]!);
 
 const lines = [
-  `${machine()}; ${EVENTS} events of ~20 tokens per stream; ${ROUNDS} interleaved rounds of ${SECONDS} s per target at 50 connections, then ${PROBE_REQUESTS} sequential streams per target on one keep-alive connection`,
+  `${machine()}; ${PATH}: ${EVENTS} events of ~20 tokens per stream; ${ROUNDS} interleaved rounds of ${SECONDS} s per target at 50 connections, then ${PROBE_REQUESTS} sequential streams per target on one keep-alive connection`,
   '',
   '| target | events/s (median round) | spread over rounds | streams/s | p50 ms per stream | bytes per stream | failed | first event p50 ms | added to first event vs direct (median, spread) | server CPU µs per stream (median round) |',
   '|---|---|---|---|---|---|---|---|---|---|',

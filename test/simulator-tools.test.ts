@@ -98,4 +98,20 @@ describe(`tools through every surface on the simulator [${backendName}]`, () => 
     });
     expect(second.text).toContain('sunny, 21 C');
   });
+
+  it('a forced tool is called with arguments its schema takes; a JSON-schema output is JSON the schema takes', async () => {
+    const client = new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0 });
+    const schema = { type: 'object', properties: { city: { type: 'string', enum: ['Lyon', 'Oslo'] }, days: { type: 'integer', minimum: 3 }, tags: { type: 'array', items: { type: 'string' } } }, required: ['city', 'days', 'tags'], additionalProperties: false };
+    const forced = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Plan a trip.' }],
+      tools: [{ type: 'function', function: { name: 'plan', parameters: schema } }],
+      tool_choice: { type: 'function', function: { name: 'plan' } },
+    });
+    const call = forced.choices[0]!.message.tool_calls![0]! as { function: { name: string; arguments: string } };
+    expect(call.function.name).toBe('plan');
+    expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Lyon', days: 3, tags: ['simulated'] });
+    const structured = await client.responses.create({ model: MODEL, input: 'Plan a trip.', text: { format: { type: 'json_schema', name: 'trip', schema, strict: true } } });
+    expect(JSON.parse(structured.output_text)).toEqual({ city: 'Lyon', days: 3, tags: ['simulated'] });
+  });
 });

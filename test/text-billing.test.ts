@@ -15,8 +15,8 @@ import { startFakeOpenAIText, type FakeOpenAIText } from './support/fake-openai-
 
 // A text call pays what its upstream reported, class by class (uncached input, cached reads, cache
 // writes, output with its reasoning), never capped at the hold: through each channel type (messages,
-// openai chat, gemini, native) and each inbound surface (messages, chat completions, native /v1beta,
-// bare gemini), streamed and not. Every upstream here reports far more than "hi" with 16 output
+// openai chat and responses, gemini, native) and each inbound surface (messages, chat completions,
+// responses, native /v1beta, bare gemini), streamed and not. Every upstream here reports far more than "hi" with 16 output
 // tokens could hold.
 
 let t: TestApp;
@@ -70,14 +70,15 @@ afterAll(async () => {
   await t?.close();
 });
 
-type Surface = 'messages' | 'chat' | 'native' | 'gemini';
-const SURFACES: Surface[] = ['messages', 'chat', 'native', 'gemini'];
+type Surface = 'messages' | 'chat' | 'responses' | 'native' | 'gemini';
+const SURFACES: Surface[] = ['messages', 'chat', 'responses', 'native', 'gemini'];
 
 /** "hi" with 16 output tokens, on a surface, streamed or not. */
 function call(surface: Surface, model: string, stream: boolean, key: string) {
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   if (surface === 'messages') return { url: '/v1/messages', headers, body: { model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }], ...(stream ? { stream } : {}) } };
   if (surface === 'chat') return { url: '/v1/chat/completions', headers, body: { model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }], ...(stream ? { stream, stream_options: { include_usage: true } } : {}) } };
+  if (surface === 'responses') return { url: '/v1/responses', headers, body: { model, max_output_tokens: 16, input: 'hi', ...(stream ? { stream } : {}) } };
   const prefix = surface === 'native' ? '/v1beta' : '/gemini/v1beta';
   const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
   return { url: `${prefix}/models/${model}:${method}`, headers, body: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 16 } } };
@@ -110,7 +111,7 @@ const balanceOf = async (key: string) => (await t.app.inject({ method: 'GET', ur
 function shownUsage(surface: Surface, stream: boolean, body: string): Record<string, unknown> {
   if (!stream) {
     const json = JSON.parse(body);
-    return surface === 'messages' ? json.usage : surface === 'chat' ? json.usage : surface === 'native' ? json.data.usageMetadata : json.usageMetadata;
+    return surface === 'messages' || surface === 'chat' || surface === 'responses' ? json.usage : surface === 'native' ? json.data.usageMetadata : json.usageMetadata;
   }
   const datas = body
     .split('\n')
@@ -119,6 +120,7 @@ function shownUsage(surface: Surface, stream: boolean, body: string): Record<str
   // message_start's usage, then what message_delta says (a messages upstream's own delta may say only the output).
   if (surface === 'messages') return { ...datas.find((d) => d.type === 'message_start').message.usage, ...datas.find((d) => d.type === 'message_delta').usage };
   if (surface === 'chat') return datas.filter((d) => d.usage).at(-1).usage;
+  if (surface === 'responses') return datas.find((d) => d.type === 'response.completed').response.usage;
   return datas.filter((d) => d.usageMetadata).at(-1).usageMetadata;
 }
 
@@ -140,6 +142,7 @@ describe(`every token class, never capped [${backendName}]`, () => {
           const shown = shownUsage(surface, stream, res.body);
           if (surface === 'messages') expect(shown).toMatchObject({ input_tokens: expected.input, cache_read_input_tokens: expected.cache_read, cache_creation_input_tokens: expected.cache_write, output_tokens: expected.output });
           if (surface === 'chat') expect(shown).toMatchObject({ prompt_tokens: promptTokens(expected), prompt_tokens_details: { cached_tokens: expected.cache_read }, completion_tokens: expected.output });
+          if (surface === 'responses') expect(shown).toMatchObject({ input_tokens: promptTokens(expected), input_tokens_details: { cached_tokens: expected.cache_read }, output_tokens: expected.output });
           if (surface === 'native' || surface === 'gemini') {
             // A gemini upstream's own usageMetadata (same format) keeps its tool-use prompt apart; both are input.
             expect(Number(shown.promptTokenCount) + Number(shown.toolUsePromptTokenCount ?? 0)).toBe(promptTokens(expected));
@@ -147,6 +150,8 @@ describe(`every token class, never capped [${backendName}]`, () => {
           }
         }
       }
+      // An openai channel takes Responses calls on its own /v1/responses, as they came.
+      if (channel.type === 'openai') expect(openaiFake.requests.filter((r) => r.path === '/v1/responses')).toHaveLength(2);
       await t.ctx.textMoney.flush();
       const rows = await usageRows(account.user.id, calls);
       expect(rows).toHaveLength(calls);

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.ts';
-import { badRequest, notFound, type ApiError } from '../../http/errors.ts';
+import { notFound, type ApiError } from '../../http/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import type { Channel } from '../../db/types.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
@@ -7,7 +7,6 @@ import type { TextOutcome } from '../text-money/index.ts';
 import { costOf, holdFor } from './call-price.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from './text.types.ts';
 import { NOTHING_USED, TextUpstreamUnavailable } from './text.types.ts';
-import { argumentsText } from './tool-text.ts';
 import { throughTextView } from './wire-legacy.ts';
 import { sizePrompt } from './prompt-size.ts';
 import { usageOf, type ReportedUsage } from './tokens.ts';
@@ -35,22 +34,13 @@ function routes(ctx: AppContext, call: TextCall): Route[] | Promise<Route[]> {
 
 function routesOver(ctx: AppContext, call: TextCall, channels: readonly Channel[]): Route[] {
   const out: Route[] = [];
-  const { model, chatTools } = call.request;
-  let withoutTools = 0;
+  const { model } = call.request;
   for (const channel of channels) {
     const found = ctx.textProviderFor(channel);
     if (!found) continue;
     const provider = call.request.wire && !found.speaksWire ? throughTextView(found) : found;
-    // Tools and response_format are honoured or refused, never silently dropped.
-    if (chatTools && !provider.takesChatTools) {
-      withoutTools++;
-      continue;
-    }
     const upstream = upstreamModel(channel, model);
     out.push({ provider, request: upstream === model ? call.request : { ...call.request, model: upstream } });
-  }
-  if (out.length === 0 && withoutTools > 0) {
-    throw badRequest(`${Object.keys(chatTools!).join(', ')}: no upstream of ${model} takes them (only chat-completions upstreams do)`);
   }
   if (out.length === 0) throw notFound(`Model ${call.request.model} is not served here`);
   return out;
@@ -137,7 +127,6 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
         const chunk = step.value;
         if (chunk.type === 'delta') produced += chunk.text;
         else if (chunk.type === 'events') forwarded.push(chunk);
-        else if (chunk.type === 'tools') produced += argumentsText(chunk.calls);
         else if (chunk.type === 'usage') {
           reported = chunk.usage;
           continue;

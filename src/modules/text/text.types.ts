@@ -22,22 +22,12 @@ export interface TextRequest {
   stopSequences?: string[];
   topP?: number;
   /**
-   * What goes upstream besides system and messages, as text (a chat caller's tool definitions, tool
-   * turns, response_format): counted in the hold's estimate and the model's input limit.
+   * What goes upstream besides system and messages, as text (a wire call's tool definitions, tool
+   * choice, output schema): counted in the hold's estimate and the model's input limit.
    */
   promptExtra?: string;
-  /** Fields of the caller's format that a same-format upstream receives unchanged. */
+  /** The native surface's Gemini fields (generationConfig, safetySettings, systemInstruction) a gemini upstream receives unchanged. */
   passthrough?: Record<string, unknown>;
-  /**
-   * Chat-completions fields that only an upstream speaking that protocol can honour (tools,
-   * tool_choice, response_format, ...): routed only to providers that declare `takesChatTools`.
-   */
-  chatTools?: Record<string, unknown>;
-  /**
-   * A messages caller's stream: a messages upstream forwards its events as they are (TextChunk
-   * `events`), message_start saying this id and model.
-   */
-  messagesEvents?: { id: string; model: string };
   /**
    * A call on one of the four wire surfaces (core/text/call.ts): the provider forwards or translates
    * it, and answers in the caller's format (TextResult.wireBody, `events` chunks of that format).
@@ -58,8 +48,6 @@ export interface TextResult {
   finish: FinishReason;
   stopSequence: string | null;
   usage: TextUsage;
-  /** The upstream's tool calls, in the chat-completions shape (only with `chatTools`). */
-  toolCalls?: unknown[];
   /** A wire call's answer, in the caller's format (see TextRequest.wire). */
   wireBody?: unknown;
 }
@@ -67,9 +55,7 @@ export interface TextResult {
 /** A streamed piece: text deltas, then one final piece with the finish and the usage. */
 export type TextChunk =
   | { type: 'delta'; text: string }
-  /** Tool-call deltas of a chat-completions upstream, passed on as they came. */
-  | { type: 'tools'; calls: unknown[] }
-  /** A same-format upstream's whole events, as bytes to write at once (see TextRequest.messagesEvents); `text()` reads their text. */
+  /** A same-format upstream's whole events, as bytes to write at once (a wire call's, see TextRequest.wire); `text()` reads their text. */
   | { type: 'events'; parts: Buffer[]; text(): string }
   | { type: 'end'; finish: FinishReason; stopSequence: string | null; usage: TextUsage }
   /**
@@ -83,8 +69,6 @@ export interface TextProvider {
   stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk>;
   /** The upstream's own count of a prompt (the Gemini API's countTokens), where it has one. */
   countTokens?(request: TextRequest, signal: CallSignal): Promise<number>;
-  /** Speaks chat-completions tools and response_format (see TextRequest.chatTools). */
-  readonly takesChatTools?: boolean;
   /** Answers wire calls itself (TextRequest.wire); others get them through wire-legacy.ts. */
   readonly speaksWire?: boolean;
 }

@@ -1,7 +1,6 @@
 import { badGateway, badRequest } from '../../http/errors.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
 import { usageOf, type ReportedUsage } from '../../modules/text/tokens.ts';
-import { argumentsText } from '../../modules/text/tool-text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../http/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
@@ -11,26 +10,19 @@ import { chatClasses, type ChatChunk, type ChatCompletion, type ChatErrorBody } 
 // The chat-completions protocol, the most common upstream: requests, responses, errors and streams
 // are translated both ways. The channel's secret goes upstream and nowhere else.
 
+/** The native surface's text-only request (wire calls go through wire-text.ts). */
 function toChat(request: TextRequest, stream: boolean) {
-  const passthrough = request.passthrough ?? {};
-  // A caller that spoke chat completions itself: its messages (tool turns, names) go as they came.
-  const messages: unknown[] = Array.isArray(passthrough.chatMessages) ? passthrough.chatMessages : request.system ? [{ role: 'system', content: request.system }] : [];
-  if (!Array.isArray(passthrough.chatMessages)) {
-    for (const message of request.messages) {
-      const onlyText = message.parts.every((p) => p.type === 'text');
-      messages.push({
-        role: message.role,
-        content: onlyText
-          ? message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
-          : message.parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: `data:${p.mediaType};base64,${p.data}` } })),
-      });
-    }
+  const messages: unknown[] = request.system ? [{ role: 'system', content: request.system }] : [];
+  for (const message of request.messages) {
+    const onlyText = message.parts.every((p) => p.type === 'text');
+    messages.push({
+      role: message.role,
+      content: onlyText
+        ? message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
+        : message.parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: `data:${p.mediaType};base64,${p.data}` } })),
+    });
   }
-  const tools = { ...request.chatTools };
-  delete tools['tool messages'];
   return {
-    ...(passthrough.chatFields as object | undefined),
-    ...tools,
     model: request.model,
     messages,
     max_tokens: request.maxTokens,
@@ -60,7 +52,6 @@ const CHAT: WireRoute = { speaks: 'chat', path: () => '/v1/chat/completions' };
 const RESPONSES: WireRoute = { speaks: 'responses', path: () => '/v1/responses' };
 
 export class ChatCompletionsText extends UpstreamText {
-  readonly takesChatTools = true;
   readonly speaksWire = true;
 
   /** Responses calls go to the upstream's own /v1/responses only where it has one (the `openai` type). */
@@ -81,13 +72,11 @@ export class ChatCompletionsText extends UpstreamText {
     const json = response.json() as ChatCompletion | null;
     const choice = json?.choices?.[0];
     const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
-    const toolCalls = Array.isArray(choice?.message?.tool_calls) ? (choice.message.tool_calls as unknown[]) : undefined;
     return {
       text,
-      ...(toolCalls ? { toolCalls } : {}),
       finish: finishOf(choice?.finish_reason),
       stopSequence: null,
-      usage: usageOf(json?.usage ? chatClasses(json.usage) : undefined, request, () => text + argumentsText(toolCalls)),
+      usage: usageOf(json?.usage ? chatClasses(json.usage) : undefined, request, text),
     };
   }
 
@@ -98,8 +87,6 @@ export class ChatCompletionsText extends UpstreamText {
     let produced = '';
     let finish: FinishReason = 'stop';
     let usage: ReportedUsage | undefined;
-    // Tool-call arguments are produced tokens too: counted when no usage chunk comes.
-    let called = '';
     for await (const data of sseData(response.body)) {
       if (data === '[DONE]') break;
       const json: ChatChunk | null = JSON.parse(data);
@@ -109,15 +96,11 @@ export class ChatCompletionsText extends UpstreamText {
         produced += delta;
         yield { type: 'delta', text: delta };
       }
-      if (Array.isArray(choice?.delta?.tool_calls)) {
-        called += argumentsText(choice.delta.tool_calls);
-        yield { type: 'tools', calls: choice.delta.tool_calls };
-      }
       if (choice?.finish_reason) finish = finishOf(choice.finish_reason);
       if (json?.error) throw badGateway(`upstream stream failed: ${String(json.error.message ?? 'error')}`);
       if (json?.usage) usage = chatClasses(json.usage);
     }
     // A count the upstream left out (or sent as something else than a count) is ours.
-    yield { type: 'end', finish, stopSequence: null, usage: usageOf(usage, request, () => produced + called) };
+    yield { type: 'end', finish, stopSequence: null, usage: usageOf(usage, request, produced) };
   }
 }

@@ -67,7 +67,6 @@ export class MessagesText extends UpstreamText {
     if (wire) return yield* wireStream(this, WIRE, request, signal);
     const response = await this.post('/v1/messages', toMessages(request, true), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
-    if (request.messagesEvents) return yield* forwardEvents(response.body, request, request.messagesEvents);
     let produced = '';
     let reported: ReportedUsage | undefined;
     let finish: FinishReason = 'stop';

@@ -5,6 +5,7 @@ import { promptTokens } from '../../modules/text/tokens.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
 import { answerResult, callerFrames, encodeForCaller } from '../wire-text.ts';
 import { simulatedReply } from './text.ts';
+import { instanceOf } from './schema-instance.ts';
 
 // The simulator on the four wire surfaces: the reply of text.ts, or a tool call when the last user
 // turn says `[sim:tool=NAME]` or `[sim:tool=NAME {"json":"args"}]` and the request offers NAME.
@@ -27,16 +28,36 @@ function reply(view: TextRequest): { content: AnswerPart[]; finish: FinishReason
     const text = results.map((r) => `Tool ${r.name ?? r.callId} returned: ${textOf(r.content).trim()}`).join('\n');
     return { content: [{ type: 'text', text }], finish: 'stop', stopSequence: null, output: encode(text, { disallowedSpecial: new Set() }).length };
   }
-  const asked = TOOL.exec(textOf(last?.content ?? []));
-  const offered = asked && neutral.tools?.some((t) => t.name === asked[1]) && neutral.toolChoice?.type !== 'none';
-  if (asked && offered) {
-    const args = asked[2] && isJsonObject(asked[2]) ? asked[2] : '{}';
-    const id = `call_${createHash('sha256').update(`${asked[1]}${args}${neutral.messages.length}`).digest('hex').slice(0, 24)}`;
-    const tool = neutral.tools!.find((t) => t.name === asked[1])!;
-    return { content: [{ type: 'tool_call', id, name: asked[1]!, arguments: args, ...(tool.custom ? { custom: true } : {}) }], finish: 'tool_calls', stopSequence: null, output: encode(args).length };
+  const called = toolToCall(neutral, textOf(last?.content ?? []));
+  if (called) {
+    const id = `call_${createHash('sha256').update(`${called.name}${called.args}${neutral.messages.length}`).digest('hex').slice(0, 24)}`;
+    return { content: [{ type: 'tool_call', id, name: called.name, arguments: called.args, ...(called.custom ? { custom: true } : {}) }], finish: 'tool_calls', stopSequence: null, output: encode(called.args).length };
+  }
+  if (neutral.output) {
+    // Structured output: a value the schema accepts (a JSON object answer for json_object).
+    const text = JSON.stringify(neutral.output.type === 'json_schema' ? instanceOf(neutral.output.schema) : { answer: simulatedReply(view).text });
+    return { content: [{ type: 'text', text }], finish: 'stop', stopSequence: null, output: encode(text).length };
   }
   const { text, finish, stopSequence, outputTokens } = simulatedReply(view);
   return { content: [{ type: 'text', text }], finish, stopSequence, output: outputTokens };
+}
+
+/**
+ * The tool the simulated model calls: the one the caller forces (tool_choice naming it, or the
+ * first on `required`), with arguments its schema accepts unless the prompt gives them; else the
+ * one the prompt's `[sim:tool=NAME {args}]` asks for, if offered.
+ */
+function toolToCall(request: NeutralRequest, prompt: string): { name: string; args: string; custom?: boolean } | undefined {
+  const tools = request.tools ?? [];
+  const choice = request.toolChoice;
+  if (!tools.length || choice?.type === 'none') return undefined;
+  const asked = TOOL.exec(prompt);
+  const named = asked ? tools.find((t) => t.name === asked[1]) : undefined;
+  const forced = choice?.type === 'tool' ? tools.find((t) => t.name === choice.name) : choice?.type === 'required' ? (named ?? tools[0]) : undefined;
+  const tool = forced ?? named;
+  if (!tool) return undefined;
+  const given = tool === named && asked?.[2] && isJsonObject(asked[2]) ? asked[2] : undefined;
+  return { name: tool.name, args: given ?? JSON.stringify(instanceOf(tool.parameters)), ...(tool.custom ? { custom: true } : {}) };
 }
 
 function isJsonObject(text: string): boolean {
