@@ -5,7 +5,7 @@ import { generateObject, generateText, Output, stepCountIs, streamObject, stream
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { backendName } from './harness.ts';
-import { ASK, FAKE_OBJECT, ON_FAKE, SIM, startFrameworkGateway, TOOL_RESULT, type FrameworkGateway } from './support/sdk-frameworks.ts';
+import { ASK, FAKE_OBJECT, fakeOf, forcedTool, ON_FAKE, SIM, startFrameworkGateway, TOOL_RESULT, type FrameworkGateway } from './support/sdk-frameworks.ts';
 
 // Issue 33, must-show 3 (Vercel AI SDK half; LangChain is in sdk-frameworks-langchain.test.ts): the
 // `ai` package with its openai (Responses and chat), anthropic and google providers calls tools and
@@ -70,6 +70,13 @@ describe.each(routes)(`the AI SDK's %s provider on the %s [${backendName}]`, (pr
     expect(done.text).toContain(TOOL_RESULT);
   });
 
+  it("toolChoice naming the tool forces the call without the simulator's directive", async () => {
+    const forced = await generateText({ model: model(provider, id), prompt: 'What is the weather in Lyon?', tools: { get_weather: tool({ inputSchema: weatherInput }) }, toolChoice: { type: 'tool', toolName: 'get_weather' }, maxRetries: 0 });
+    expect(forced.toolCalls).toEqual([expect.objectContaining({ toolName: 'get_weather', input: { city: id === SIM ? expect.any(String) : 'Lyon' } })]);
+    // The fake was told to call it, in its own format's words when the route translates.
+    if (id !== SIM) expect(forcedTool(fakeOf(gw, id)!.requests.at(-1)!.body)).toBe('get_weather');
+  });
+
   it('streamText: the streamed tool call assembles; the round trip streams to the quoting text', async () => {
     const streamed = streamText({ model: model(provider, id), prompt: ASK, tools: { get_weather: tool({ inputSchema: weatherInput }) }, maxRetries: 0 });
     expect(await streamed.toolCalls).toEqual([expect.objectContaining({ toolName: 'get_weather', input: { city: 'Lyon' } })]);
@@ -87,6 +94,8 @@ describe.each(routes)(`the AI SDK's %s provider on the %s [${backendName}]`, (pr
     schemaShaped(await streamedObject(model(provider, id)), id);
     const { output } = await generateText({ model: model(provider, id), output: Output.object({ schema: weather }), prompt: 'The weather in Lyon.', maxRetries: 0 });
     schemaShaped(output, id);
+    // A fake's request carried the schema, in its own format when the route translates.
+    if (id !== SIM) expect(JSON.stringify(fakeOf(gw, id)!.requests.at(-1)!.body)).toContain('"temperature"');
   });
 });
 

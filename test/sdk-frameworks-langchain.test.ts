@@ -7,7 +7,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { backendName } from './harness.ts';
-import { ASK, FAKE_OBJECT, ON_FAKE, SIM, startFrameworkGateway, TOOL_RESULT, type FrameworkGateway } from './support/sdk-frameworks.ts';
+import { ASK, FAKE_OBJECT, fakeOf, forcedTool, ON_FAKE, SIM, startFrameworkGateway, TOOL_RESULT, type FrameworkGateway } from './support/sdk-frameworks.ts';
 
 // Issue 33, must-show 3 (LangChain JS half; the Vercel AI SDK is in sdk-frameworks-ai.test.ts):
 // ChatOpenAI (chat completions and, with useResponsesApi, Responses), ChatAnthropic and
@@ -59,6 +59,13 @@ describe.each(routes)(`LangChain's %s model on the %s [${backendName}]`, (provid
     const call = called.tool_calls![0]!;
     const answered = await model.invoke([new HumanMessage(ASK), called, new ToolMessage({ tool_call_id: call.id!, content: await getWeather.invoke(call.args as { city: string }) })]);
     expect(answered.text).toContain(TOOL_RESULT);
+  });
+
+  it("bindTools with tool_choice naming the tool forces the call without the simulator's directive", async () => {
+    const forced = (await chat(provider, id).bindTools!([getWeather], { tool_choice: 'get_weather' }).invoke('What is the weather in Lyon?')) as AIMessage;
+    expect(forced.tool_calls).toEqual([expect.objectContaining({ name: 'get_weather', args: { city: id === SIM ? expect.any(String) : 'Lyon' } })]);
+    // The fake was told to call it, in its own format's words when the route translates.
+    if (id !== SIM) expect(forcedTool(fakeOf(gw, id)!.requests.at(-1)!.body)).toBe('get_weather');
   });
 
   it('bindTools: a streamed answer concatenates into the same tool call', async () => {

@@ -20,6 +20,12 @@ export const TOOL_RESULT = 'sunny, 21 C';
 /** What every fake fills a structured answer (or a forced tool's arguments) with. */
 export const FAKE_OBJECT = { city: 'Lyon', temperature: 21 };
 
+/** The fake serving one of our models (undefined for the simulator's). */
+export function fakeOf(gw: FrameworkGateway, model: string): { requests: { body: any }[] } | undefined {
+  const type = (Object.keys(ON_FAKE) as (keyof typeof ON_FAKE)[]).find((k) => ON_FAKE[k] === model);
+  return type && gw.fakes[type];
+}
+
 export interface FrameworkGateway {
   t: TestApp;
   base: string;
@@ -64,7 +70,7 @@ function toolNames(body: any): string[] {
 }
 
 /** The tool the request forces, if any (chat / Responses / messages / Gemini spellings). */
-function forcedTool(body: any): string | undefined {
+export function forcedTool(body: any): string | undefined {
   const choice = body.tool_choice;
   return choice?.function?.name ?? (choice?.type === 'tool' || choice?.type === 'function' ? choice.name : undefined) ?? body.toolConfig?.functionCallingConfig?.allowedFunctionNames?.[0];
 }
@@ -76,15 +82,15 @@ function wantsJson(body: any): boolean {
 
 /**
  * An agent's model, format-neutrally: the tool's result in the conversation → a text quoting it;
- * JSON output asked for → that JSON; a tool offered → call get_weather (or the forced tool, filled
- * with FAKE_OBJECT: the frameworks' structured output through a forced tool); else the echo.
+ * JSON output asked for → that JSON; get_weather offered or forced → call it for Lyon; another tool
+ * (the frameworks' structured output through a forced tool) → call it with FAKE_OBJECT; else the echo.
  */
 export function agentScript(body: any): ScriptedPart[] | undefined {
   if (JSON.stringify(body).includes(TOOL_RESULT)) return [{ type: 'text', text: `The tool says: ${TOOL_RESULT}.` }];
   if (wantsJson(body)) return [{ type: 'text', text: JSON.stringify(FAKE_OBJECT) }];
   const tools = toolNames(body);
-  const forced = forcedTool(body) ?? (tools.includes('get_weather') ? undefined : tools[0]);
-  if (forced) return [{ type: 'tool_use', name: forced, input: FAKE_OBJECT }];
-  if (tools.includes('get_weather')) return [{ type: 'tool_use', name: 'get_weather', input: { city: 'Lyon' } }];
+  const called = forcedTool(body) ?? (tools.includes('get_weather') ? 'get_weather' : tools[0]);
+  if (called === 'get_weather') return [{ type: 'tool_use', name: called, input: { city: 'Lyon' } }];
+  if (called) return [{ type: 'tool_use', name: called, input: FAKE_OBJECT }];
   return undefined;
 }
