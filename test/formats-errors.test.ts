@@ -17,6 +17,10 @@ describe('400s that name the field', () => {
     ['a document by URL on chat', 'messages', msgs({}, [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } }] }]), 'chat', 'messages[0].content[0].source'],
     ['an OpenAI file id on messages', 'chat', chat({}, [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }]), 'messages', 'messages[0].content[0].source'],
     ['a URL Gemini cannot type', 'messages', msgs({}, [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x/img' } }] }]), 'gemini', 'messages[0].content[0].source'],
+    // Tools run by a vendor: decoded (a channel of their own format gets them as they came), refused where translated.
+    ['an OpenAI hosted tool', 'responses', { model: 'g', input: 'x', tools: [{ type: 'function', name: 'f' }, { type: 'web_search' }] }, 'messages', 'tools[1].type'],
+    ['an Anthropic server tool', 'messages', msgs({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }), 'chat', 'tools[0]'],
+    ['a Google tool', 'gemini', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], tools: [{ googleSearch: {} }] }, 'responses', 'tools[0].googleSearch'],
     ['a tool result whose call is unknown, for Gemini', 'chat', chat({}, [{ role: 'tool', tool_call_id: 'zz', content: 'r' }]), 'gemini', 'messages[0].content[0].callId'],
   ];
   it.each(untranslatable)('%s', (_what, from, body, target, field) => {
@@ -26,9 +30,6 @@ describe('400s that name the field', () => {
   });
 
   const notTranslatable: Array<[string, WireFormat, unknown, string]> = [
-    ['an Anthropic server tool', 'messages', msgs({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }), 'tools[0]'],
-    ['an OpenAI hosted tool', 'responses', { model: 'g', input: 'x', tools: [{ type: 'web_search' }] }, 'tools[0].type'],
-    ['a Google tool', 'gemini', { contents: [], tools: [{ googleSearch: {} }] }, 'tools[0].googleSearch'],
     ['several choices', 'chat', chat({ n: 2 }), 'n'],
     ['audio input', 'chat', chat({}, [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } }] }]), 'messages[0].content[0]'],
     ['image output from Gemini', 'gemini', { contents: [], generationConfig: { responseModalities: ['TEXT', 'IMAGE'] } }, 'generationConfig.responseModalities'],

@@ -1,5 +1,5 @@
 // The four wire formats behind one interface, so a route or a provider picks its codec by name.
-import type { Json, StreamDecoder, StreamEncoder, TextAnswer, TextRequest, WireFormat } from '../core/text/index.ts';
+import { UntranslatableField, type Json, type StreamDecoder, type StreamEncoder, type TextAnswer, type TextRequest, type WireFormat } from '../core/text/index.ts';
 import * as messages from './messages/index.ts';
 import * as chat from './chat/index.ts';
 import * as responses from './responses/index.ts';
@@ -18,10 +18,17 @@ export interface FormatCodec {
   streamEncoder(req?: TextRequest): StreamEncoder;
 }
 
+/** A tool that runs on another vendor's servers has no counterpart in `format`: refused, not dropped. */
+const ownTools = (format: WireFormat, encode: FormatCodec['encodeRequest']): FormatCodec['encodeRequest'] => (req, targetModel) => {
+  const foreign = req.hostedTools?.find((h) => h.format !== format);
+  if (foreign) throw new UntranslatableField(foreign.field, foreign.reason);
+  return encode(req, targetModel);
+};
+
 export const FORMATS: Record<WireFormat, FormatCodec> = {
   messages: {
     decodeRequest: (b) => messages.decodeRequest(b),
-    encodeRequest: messages.encodeRequest,
+    encodeRequest: ownTools('messages', messages.encodeRequest),
     decodeAnswer: messages.decodeAnswer,
     encodeAnswer: messages.encodeAnswer,
     streamDecoder: () => new messages.StreamDecoder(),
@@ -29,7 +36,7 @@ export const FORMATS: Record<WireFormat, FormatCodec> = {
   },
   chat: {
     decodeRequest: (b) => chat.decodeRequest(b),
-    encodeRequest: chat.encodeRequest,
+    encodeRequest: ownTools('chat', chat.encodeRequest),
     decodeAnswer: chat.decodeAnswer,
     encodeAnswer: chat.encodeAnswer,
     streamDecoder: () => new chat.StreamDecoder(),
@@ -37,7 +44,7 @@ export const FORMATS: Record<WireFormat, FormatCodec> = {
   },
   responses: {
     decodeRequest: (b) => responses.decodeRequest(b),
-    encodeRequest: responses.encodeRequest,
+    encodeRequest: ownTools('responses', responses.encodeRequest),
     decodeAnswer: responses.decodeAnswer,
     encodeAnswer: (a, req) => responses.encodeAnswer(a, req ? responsesEcho(req) : {}),
     streamDecoder: () => new responses.StreamDecoder(),
@@ -45,7 +52,7 @@ export const FORMATS: Record<WireFormat, FormatCodec> = {
   },
   gemini: {
     decodeRequest: gemini.decodeRequest,
-    encodeRequest: gemini.encodeRequest,
+    encodeRequest: ownTools('gemini', gemini.encodeRequest),
     decodeAnswer: gemini.decodeAnswer,
     encodeAnswer: gemini.encodeAnswer,
     streamDecoder: () => new gemini.StreamDecoder(),

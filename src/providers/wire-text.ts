@@ -6,6 +6,7 @@ import type { CallSignal } from '../http/call-signal.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../modules/text/text.types.ts';
 import { laterUsage, usageOf, type ReportedUsage } from '../modules/text/tokens.ts';
 import { reportedUsage } from './wire-usage.ts';
+import { forwardWire } from './wire-forward.ts';
 import { clientError } from './chat-completions/chat-completions.text.ts';
 import { sseEvents, type UpstreamText } from './upstream-http.ts';
 
@@ -85,19 +86,22 @@ export async function* wireStream(upstream: UpstreamText, route: WireRoute, requ
   const refuse = route.refuse ?? clientError;
   const response = await upstream.post(path(request.model, true), upstreamBody(wire, speaks, request.model, true), signal, vendorHeaders(wire, speaks));
   if (response.statusCode >= 400) return refuse(response.statusCode, response.body);
-  const same = wire.format === speaks && !wire.rewritten;
+  // Same format: the upstream's events as it wrote them (messages streams: messages.events.ts).
+  if (wire.format === speaks && !wire.rewritten && speaks !== 'messages') {
+    const hideUsage = speaks === 'chat' && (wire.body.stream_options as Json | undefined)?.include_usage !== true;
+    return yield* forwardWire(speaks, response.body, request, hideUsage);
+  }
   const decoder = FORMATS[speaks].streamDecoder();
-  const encode = same ? undefined : callerFrames(wire);
-  const hideUsage = same && speaks === 'chat' && (wire.body.stream_options as Json | undefined)?.include_usage !== true;
+  const encode = callerFrames(wire);
   let end: Extract<TextStreamEvent, { type: 'finish' }> | undefined;
   let produced = '';
   // What the upstream reported so far; a class it never reports is billed our count, not zero.
   let reported: ReportedUsage | undefined;
-  const pass = (events: TextStreamEvent[], frame: string | undefined): TextChunk | undefined => {
+  const pass = (events: TextStreamEvent[]): TextChunk | undefined => {
     for (const e of events) if (e.type === 'finish') end = e;
     const text = producedText(events);
     produced += text;
-    const out = encode ? encode(events) : frame;
+    const out = encode(events);
     return out ? { type: 'events', parts: [Buffer.from(out)], text: () => text } : undefined;
   };
   for await (const event of sseEvents(response.body)) {
@@ -108,19 +112,11 @@ export async function* wireStream(upstream: UpstreamText, route: WireRoute, requ
       // What the call pays if the stream breaks off before its end (the text service reads it).
       yield { type: 'usage', usage: reported };
     }
-    const events = decoder.push(data, event.event);
-    const frame = hideUsage && isUsageOnly(data) ? undefined : `${event.event ? `event: ${event.event}\n` : ''}data: ${event.data}\n\n`;
-    const chunk = pass(events, frame);
+    const chunk = pass(decoder.push(data, event.event));
     if (chunk) yield chunk;
   }
-  const chunk = pass(decoder.end(), undefined);
+  const chunk = pass(decoder.end());
   if (chunk) yield chunk;
   // A stream cut before the upstream's end has no finish: the text service bills our count.
   if (end) yield { type: 'end', finish: FINISH[end.stopReason], stopSequence: end.stopSequence ?? null, usage: usageOf(reported, request, produced) };
 }
-
-/** A chat chunk that carries only the usage (choices empty), which a caller gets only on asking. */
-const isUsageOnly = (data: unknown) => {
-  const chunk = data as { choices?: unknown[]; usage?: unknown } | null;
-  return !!chunk && typeof chunk === 'object' && Array.isArray(chunk.choices) && chunk.choices.length === 0 && chunk.usage !== undefined;
-};

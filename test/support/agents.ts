@@ -120,6 +120,8 @@ export interface AgentRunOptions {
   proxyUrl?: string;
   /** Extra environment, applied last (an empty string switches a default off). */
   env?: Record<string, string>;
+  /** Extra command-line options (before the prompt for Codex, whose prompt comes last). */
+  args?: string[];
 }
 
 /** A throwaway home and working directory, and the environment every agent gets: nothing inherited but PATH. */
@@ -164,7 +166,7 @@ export async function runClaudeCode(o: AgentRunOptions): Promise<AgentResult> {
     DISABLE_INSTALLATION_CHECKS: '1',
   });
   // --dangerously-skip-permissions is refused as root (CI containers): allow the one tool instead.
-  const args = ['-p', o.prompt, '--model', o.model, '--output-format', 'text', ...(o.allowTools ? ['--allowedTools', 'Bash'] : [])];
+  const args = ['-p', o.prompt, '--model', o.model, '--output-format', 'text', ...(o.allowTools ? ['--allowedTools', 'Bash'] : []), ...(o.args ?? [])];
   return runAgent('claude-code', args, box, o);
 }
 
@@ -183,6 +185,7 @@ export async function runCodex(o: AgentRunOptions): Promise<AgentResult> {
     '--disable', 'plugins', '--disable', 'remote_plugin', '--disable', 'apps',
     // No sandbox: bubblewrap/landlock are not available in every container; approvals never asked.
     ...(o.allowTools ? ['--dangerously-bypass-approvals-and-sandbox'] : ['--sandbox', 'read-only', '-c', 'approval_policy="never"']),
+    ...(o.args ?? []),
     o.prompt,
   ];
   return runAgent('codex', args, box, o);
@@ -210,6 +213,6 @@ export async function runGeminiCli(o: AgentRunOptions): Promise<AgentResult> {
     GEMINI_CLI_TRUST_WORKSPACE: 'true',
     GEMINI_CLI_NO_RELAUNCH: 'true', // it would re-spawn itself for a bigger heap: a second start for nothing
   });
-  const args = ['-p', o.prompt, '-m', o.model, '--output-format', 'text', ...(o.allowTools ? ['--yolo'] : [])];
+  const args = ['-p', o.prompt, '-m', o.model, '--output-format', 'text', ...(o.allowTools ? ['--yolo'] : []), ...(o.args ?? [])];
   return runAgent('gemini-cli', args, box, o);
 }

@@ -1,6 +1,6 @@
 // The neutral text request: every field that at least one of the four wire formats expresses and that
 // can change an answer. Formats decode into it and encode out of it; none reads another's wire shape.
-import type { ContentPart } from './parts.ts';
+import type { ContentPart, WireFormat } from './parts.ts';
 
 /**
  * `system` and `developer` turns may appear anywhere; the formats that only take instructions up front
@@ -24,6 +24,24 @@ export interface ToolDefinition {
    * `{input: string}`, which is how every other format sees it.
    */
   custom?: { format?: Record<string, unknown> };
+  /**
+   * The Responses namespace tool it was declared in (a client-side group of function and custom
+   * tools; calls to it name the namespace). Other formats see the tools ungrouped.
+   */
+  namespace?: { name: string; description: string };
+}
+
+/**
+ * A tool that runs on one vendor's servers (Responses web_search, ...), kept as that format wrote
+ * it: its format forwards it, no other format has it, and the simulator does not run it.
+ */
+export interface HostedTool {
+  format: WireFormat;
+  tool: Record<string, unknown>;
+  /** Where it stood in the caller's body (`tools[4]`), for the 400 of a translation. */
+  field: string;
+  /** Why no other format has it. */
+  reason: string;
 }
 
 export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };
@@ -48,6 +66,7 @@ export interface TextRequest {
   model: string;
   messages: TextMessage[];
   tools?: ToolDefinition[];
+  hostedTools?: HostedTool[];
   toolChoice?: ToolChoice;
   parallelToolCalls?: boolean;
   thinking?: ThinkingSettings;

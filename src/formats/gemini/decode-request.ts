@@ -1,7 +1,7 @@
 // A Gemini generateContent body into the neutral request (the model comes from the URL path).
 import {
   arr, isObject, obj, optBool, optNum, optStr, optStrings, pushPart, str, unknownType, unwrapOpaque, UntranslatableField,
-  type ContentPart, type Json, type MediaSource, type OutputFormat, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice, type ToolDefinition,
+  type ContentPart, type HostedTool, type Json, type MediaSource, type OutputFormat, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice, type ToolDefinition,
 } from '../../core/text/index.ts';
 import { jsonSchemaOf } from './schema.ts';
 
@@ -64,13 +64,15 @@ const decodePart = (v: unknown, f: string, ids: CallIds): ContentPart => {
   throw new UntranslatableField(`${f}.${kind ?? 'type'}`, 'this part has no counterpart in other formats');
 };
 
-const decodeTools = (v: unknown): ToolDefinition[] | undefined => {
+/** Function declarations; Google's own tools (googleSearch, codeExecution, ...) kept as they came for a Gemini upstream. */
+const decodeTools = (v: unknown, hosted: HostedTool[]): ToolDefinition[] | undefined => {
   if (v === undefined) return undefined;
   return arr(v, 'tools').flatMap((t, i) => {
     const tool = obj(t, `tools[${i}]`);
-    const other = Object.keys(tool).find((k) => k !== 'functionDeclarations');
-    if (other) throw new UntranslatableField(`tools[${i}].${other}`, 'this tool runs on Google\'s servers and has no counterpart in other formats');
-    return arr(tool.functionDeclarations ?? [], `tools[${i}].functionDeclarations`).map((d, j) => {
+    const { functionDeclarations, ...own } = tool;
+    const other = Object.keys(own)[0];
+    if (other) hosted.push({ format: 'gemini', tool: own, field: `tools[${i}].${other}`, reason: 'this tool runs on Google\'s servers and has no counterpart in other formats' });
+    return arr(functionDeclarations ?? [], `tools[${i}].functionDeclarations`).map((d, j) => {
       const f = `tools[${i}].functionDeclarations[${j}]`;
       const decl = obj(d, f);
       const schema = decl.parametersJsonSchema ?? (decl.parameters === undefined ? undefined : jsonSchemaOf(decl.parameters, `${f}.parameters`));
@@ -128,11 +130,13 @@ export const decodeRequest = (input: unknown, model = ''): TextRequest => {
   if (typeof g.candidateCount === 'number' && g.candidateCount > 1) throw new UntranslatableField('generationConfig.candidateCount', 'several candidates per call have no counterpart in other formats');
   if (Array.isArray(g.responseModalities) && g.responseModalities.some((m) => m !== 'TEXT')) throw new UntranslatableField('generationConfig.responseModalities', 'only text answers translate to other formats');
   const { choice, only } = decodeToolChoice(body.toolConfig);
-  const tools = decodeTools(body.tools);
+  const hostedTools: HostedTool[] = [];
+  const tools = decodeTools(body.tools, hostedTools);
   const req: TextRequest = {
     model,
     messages,
     tools: only && tools ? tools.filter((t) => only.includes(t.name)) : tools,
+    hostedTools: hostedTools.length > 0 ? hostedTools : undefined,
     toolChoice: choice,
     thinking: decodeThinking(g.thinkingConfig),
     output: decodeOutput(g),

@@ -95,12 +95,13 @@ export const encodeRequest = (req: TextRequest, targetModel = ''): Json => {
     ...(out ? { responseMimeType: 'application/json', ...(out.type === 'json_schema' ? { responseJsonSchema: out.schema } : {}) } : {}),
     ...(thinking ? { thinkingConfig: thinking } : {}),
   };
+  const own = (req.hostedTools ?? []).filter((h) => h.format === 'gemini').map((h) => h.tool as Json);
   return {
     contents,
     ...(system.length ? { systemInstruction: { parts: system } } : {}),
-    ...(req.tools?.length ? { tools: [{ functionDeclarations: req.tools.map((d) => ({
+    ...(req.tools?.length || own.length ? { tools: [...(req.tools?.length ? [{ functionDeclarations: req.tools.map((d) => ({
       name: d.name, ...(d.description !== undefined ? { description: d.description } : {}), parametersJsonSchema: d.parameters,
-    })) }] } : {}),
+    })) }] : []), ...own] } : {}),
     ...(mode ? { toolConfig: { functionCallingConfig: { mode, ...(c?.type === 'tool' ? { allowedFunctionNames: [c.name] } : {}) } } } : {}),
     ...(Object.keys(generationConfig).length ? { generationConfig } : {}),
   };

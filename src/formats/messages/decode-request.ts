@@ -1,7 +1,7 @@
 // A messages API body (Anthropic) into the neutral request.
 import {
   arr, InvalidTextField, isObject, obj, optBool, optNum, optStr, optStrings, str, unknownType, unwrapOpaque, UntranslatableField,
-  type ContentPart, type Json, type MediaSource, type ToolResultContent, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice,
+  type ContentPart, type HostedTool, type Json, type MediaSource, type ToolResultContent, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice,
 } from '../../core/text/index.ts';
 
 type Cache = { ttl?: '5m' | '1h' };
@@ -96,17 +96,22 @@ export const decodeRequest = (input: unknown): TextRequest => {
       throw new InvalidTextField(`messages[${i}].role`, 'must be user, assistant or system');
     messages.push({ role: msg.role, content: decodeContent(msg.content, `messages[${i}].content`) });
   });
-  const tools = body.tools === undefined ? undefined : arr(body.tools, 'tools').map((t, i) => {
+  // Tools of Anthropic's own (typed: web_search_20250305, bash_20250124, ...) are kept as they came:
+  // a messages upstream gets them, a translation refuses them (formats/index.ts).
+  const hostedTools: HostedTool[] = [];
+  const tools = body.tools === undefined ? undefined : arr(body.tools, 'tools').flatMap((t, i) => {
     const tool = obj(t, `tools[${i}]`);
-    if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom')
-      throw new UntranslatableField(`tools[${i}]`, `the ${String(tool.type)} tool runs on Anthropic's servers and has no counterpart in other formats`);
+    if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
+      hostedTools.push({ format: 'messages', tool, field: `tools[${i}]`, reason: `the ${String(tool.type)} tool runs on Anthropic's servers and has no counterpart in other formats` });
+      return [];
+    }
     const strict = optBool(tool.strict, `tools[${i}].strict`);
-    return {
+    return [{
       name: str(tool.name, `tools[${i}].name`),
       ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
       parameters: obj(tool.input_schema, `tools[${i}].input_schema`),
       ...(strict !== undefined ? { strict } : {}),
-    };
+    }];
   });
   const { choice, parallel } = decodeToolChoice(body.tool_choice);
   const format = isObject(body.output_config) && isObject(body.output_config.format) ? body.output_config.format : undefined;
@@ -115,6 +120,7 @@ export const decodeRequest = (input: unknown): TextRequest => {
     model: str(body.model, 'model'),
     messages,
     tools,
+    hostedTools: hostedTools.length > 0 ? hostedTools : undefined,
     toolChoice: choice,
     parallelToolCalls: parallel,
     thinking: decodeThinking(body),

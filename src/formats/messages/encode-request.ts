@@ -104,12 +104,12 @@ export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
     max_tokens: t.max_tokens,
     ...(systemBlocks.length ? { system: plainSystem ? systemBlocks[0].text : systemBlocks } : {}),
     messages,
-    ...(req.tools ? { tools: req.tools.map((d) => ({
+    ...(req.tools || req.hostedTools ? { tools: [...(req.tools ?? []).map((d) => ({
       name: d.name,
       ...(d.description !== undefined ? { description: d.description } : {}),
       input_schema: { type: 'object', ...d.parameters },
       ...(d.strict !== undefined ? { strict: d.strict } : {}),
-    })) } : {}),
+    })), ...(req.hostedTools ?? []).filter((h) => h.format === 'messages').map((h) => h.tool as Json)] } : {}),
     ...(toolChoice ? { tool_choice: toolChoice } : {}),
     ...(t.thinking ? { thinking: t.thinking } : {}),
     ...(Object.keys(outputConfig).length ? { output_config: outputConfig } : {}),

@@ -85,17 +85,30 @@ export const decodeAnswer = (input: unknown): TextAnswer => {
 /** Item ids derive from the answer id and position, so a stream and its final response agree. */
 export const itemId = (prefix: 'msg' | 'fc' | 'ctc' | 'rs', answerId: string, index: number): string => `${prefix}_${answerId.replace(/^resp_/, '')}_${index}`;
 
-/** The free-text tools a request declared (from its echoed `tools`): their calls go back as custom calls. */
-export const customToolNames = (echo: Json): Set<string> =>
-  new Set((Array.isArray(echo.tools) ? echo.tools : []).flatMap((t) => (isObject(t) && t.type === 'custom' ? [String(t.name)] : [])));
+/** The tools a request declared (its echoed `tools`), those of namespace tools included, with the namespace they are in. */
+const declaredTools = (echo: Json): { tool: Json; namespace?: string }[] =>
+  (Array.isArray(echo.tools) ? echo.tools : []).flatMap((t) => {
+    if (!isObject(t)) return [];
+    if (t.type === 'namespace' && Array.isArray(t.tools)) return t.tools.filter(isObject).map((tool) => ({ tool, namespace: String(t.name) }));
+    return [{ tool: t }];
+  });
 
-export const outputItemOut = (p: AnswerPart, answerId: string, index: number, custom: Set<string> = new Set()): Json => {
+/** The free-text tools a request declared: their calls go back as custom calls. */
+export const customToolNames = (echo: Json): Set<string> =>
+  new Set(declaredTools(echo).flatMap(({ tool }) => (tool.type === 'custom' ? [String(tool.name)] : [])));
+
+/** The namespace each namespaced tool is in: a call to it names its namespace. */
+export const toolNamespaces = (echo: Json): Map<string, string> =>
+  new Map(declaredTools(echo).flatMap(({ tool, namespace }) => (namespace ? [[String(tool.name), namespace] as const] : [])));
+
+export const outputItemOut = (p: AnswerPart, answerId: string, index: number, custom: Set<string> = new Set(), namespaces: Map<string, string> = new Map()): Json => {
+  const namespace = p.type === 'tool_call' && namespaces.has(p.name) ? { namespace: namespaces.get(p.name) } : {};
   if (p.type === 'tool_call' && (p.custom || custom.has(p.name)))
-    return { id: itemId('ctc', answerId, index), type: 'custom_tool_call', status: 'completed', call_id: p.id, name: p.name, input: customInput(p.arguments) };
+    return { id: itemId('ctc', answerId, index), type: 'custom_tool_call', status: 'completed', call_id: p.id, ...namespace, name: p.name, input: customInput(p.arguments) };
   if (p.type === 'text')
     return { id: itemId('msg', answerId, index), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: p.text, annotations: [], logprobs: [] }] };
   if (p.type === 'tool_call')
-    return { id: itemId('fc', answerId, index), type: 'function_call', status: 'completed', call_id: p.id, name: p.name, arguments: p.arguments };
+    return { id: itemId('fc', answerId, index), type: 'function_call', status: 'completed', call_id: p.id, ...namespace, name: p.name, arguments: p.arguments };
   return {
     id: p.itemId ?? itemId('rs', answerId, index), type: 'reasoning',
     summary: p.text ? [{ type: 'summary_text', text: p.text }] : [],
@@ -133,4 +146,4 @@ export const responseObject = (a: Omit<TextAnswer, 'stopReason'> & { stopReason?
 export const statusOf = (s: StopReason): string => (s === 'max_tokens' ? 'incomplete' : 'completed');
 
 export const encodeAnswer = (a: TextAnswer, echo: Json = {}): Json =>
-  responseObject(a, statusOf(a.stopReason), a.content.map((p, i) => outputItemOut(p, a.id, i, customToolNames(echo))), echo);
+  responseObject(a, statusOf(a.stopReason), a.content.map((p, i) => outputItemOut(p, a.id, i, customToolNames(echo), toolNamespaces(echo))), echo);

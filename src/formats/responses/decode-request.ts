@@ -1,7 +1,7 @@
 // A Responses API body (OpenAI `/v1/responses`) into the neutral request.
 import {
   arr, CUSTOM_TOOL_PARAMETERS, customArguments, InvalidTextField, isObject, obj, optBool, optNum, optStr, pushPart, sourceFromUrl, str, unknownType, unwrapOpaque, UntranslatableField,
-  type ContentPart, type OutputFormat, type TextMessage, type TextRequest, type ToolChoice, type ToolResultContent,
+  type ContentPart, type HostedTool, type OutputFormat, type TextMessage, type TextRequest, type ToolChoice, type ToolDefinition, type ToolResultContent,
 } from '../../core/text/index.ts';
 import { decodeOutputFormat, thinkingForEffort } from '../openai-shared.ts';
 
@@ -81,23 +81,47 @@ const decodeToolChoice = (v: unknown): ToolChoice | undefined => {
   throw new UntranslatableField('tool_choice', `${String(c.type)} tool choice has no counterpart in other formats`);
 };
 
-const decodeTool = (t: unknown, f: string) => {
+const decodeTool = (t: unknown, f: string, namespace?: ToolDefinition['namespace']): ToolDefinition => {
   const tool = obj(t, f);
+  const grouped = namespace ? { namespace } : {};
   if (tool.type === 'custom')
     return {
       name: str(tool.name, `${f}.name`),
       ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
       parameters: { ...CUSTOM_TOOL_PARAMETERS },
       custom: isObject(tool.format) ? { format: tool.format } : {},
+      ...grouped,
     };
-  if (tool.type !== 'function') throw new UntranslatableField(`${f}.type`, `the ${String(tool.type)} tool runs on OpenAI's servers and has no counterpart in other formats`);
+  if (tool.type !== 'function') throw unknownType(`${f}.type`, tool.type);
   const strict = optBool(tool.strict, `${f}.strict`);
   return {
     name: str(tool.name, `${f}.name`),
     ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
     parameters: tool.parameters == null ? { type: 'object', properties: {} } : obj(tool.parameters, `${f}.parameters`),
     ...(strict !== undefined ? { strict } : {}),
+    ...grouped,
   };
+};
+
+/**
+ * The tools the client runs (function and custom tools, those of a namespace ungrouped) and those
+ * that run on OpenAI's servers (web_search, file_search, ...), kept whole for this format alone.
+ */
+const decodeTools = (v: unknown): { tools: ToolDefinition[]; hostedTools?: HostedTool[] } => {
+  const tools: ToolDefinition[] = [];
+  const hostedTools: HostedTool[] = [];
+  arr(v, 'tools').forEach((t, i) => {
+    const f = `tools[${i}]`;
+    const tool = obj(t, f);
+    if (tool.type === 'function' || tool.type === 'custom') return void tools.push(decodeTool(tool, f));
+    if (tool.type === 'namespace') {
+      const namespace = { name: str(tool.name, `${f}.name`), description: optStr(tool.description, `${f}.description`) ?? '' };
+      return void arr(tool.tools, `${f}.tools`).forEach((inner, j) => tools.push(decodeTool(inner, `${f}.tools[${j}]`, namespace)));
+    }
+    if (typeof tool.type !== 'string') throw unknownType(`${f}.type`, tool.type);
+    hostedTools.push({ format: 'responses', tool, field: `${f}.type`, reason: `the ${tool.type} tool runs on OpenAI's servers and has no counterpart in other formats` });
+  });
+  return { tools, ...(hostedTools.length > 0 ? { hostedTools } : {}) };
 };
 
 export const decodeRequest = (input: unknown): TextRequest => {
@@ -116,7 +140,7 @@ export const decodeRequest = (input: unknown): TextRequest => {
   const req: TextRequest = {
     model: str(body.model, 'model'),
     messages,
-    tools: body.tools == null ? undefined : arr(body.tools, 'tools').map((t, i) => decodeTool(t, `tools[${i}]`)),
+    ...(body.tools == null ? {} : decodeTools(body.tools)),
     toolChoice: decodeToolChoice(body.tool_choice),
     parallelToolCalls: optBool(body.parallel_tool_calls, 'parallel_tool_calls'),
     thinking,

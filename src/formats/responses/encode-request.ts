@@ -1,9 +1,35 @@
 // The neutral request into a Responses API body (OpenAI `/v1/responses`).
 import {
   customInput, dataUrl, splitLeadingSystem, textOf, UntranslatableField, wrapOpaque,
-  type ContentPart, type Json, type TextRequest, type ToolResultContent,
+  type ContentPart, type Json, type TextRequest, type ToolDefinition, type ToolResultContent,
 } from '../../core/text/index.ts';
 import { OPENAI_FILES, reasoningEffort } from '../openai-shared.ts';
+
+const toolOut = (d: ToolDefinition): Json => d.custom ? {
+  type: 'custom', name: d.name, ...(d.description !== undefined ? { description: d.description } : {}), ...(d.custom.format ? { format: d.custom.format } : {}),
+} : {
+  type: 'function', name: d.name, ...(d.description !== undefined ? { description: d.description } : {}),
+  parameters: d.parameters,
+  // Responses treats an absent `strict` as true; other formats mean "not strict".
+  strict: d.strict ?? false,
+};
+
+/** The tools, those of a namespace grouped again where its first one stood, then the hosted tools of this format. */
+const encodeTools = (req: TextRequest): Json[] => {
+  const out: Json[] = [];
+  const groups = new Map<string, Json[]>();
+  for (const d of req.tools ?? []) {
+    if (!d.namespace) { out.push(toolOut(d)); continue; }
+    let group = groups.get(d.namespace.name);
+    if (!group) {
+      groups.set(d.namespace.name, (group = []));
+      out.push({ type: 'namespace', name: d.namespace.name, description: d.namespace.description, tools: group });
+    }
+    group.push(toolOut(d));
+  }
+  for (const h of req.hostedTools ?? []) if (h.format === 'responses') out.push(h.tool as Json);
+  return out;
+};
 
 const inputPart = (p: ToolResultContent, field: string): Json => {
   if (p.type === 'text') return { type: 'input_text', text: p.text };
@@ -71,7 +97,10 @@ const customCalls = (req: TextRequest): Set<string> => {
 
 export const encodeInput = (req: TextRequest, from = 0): Json[] => {
   const custom = customCalls(req);
-  return mergeMessages(req.messages.slice(from).flatMap((m, i) => m.content.flatMap((p, j) => items(m.role, p, `messages[${i + from}].content[${j}]`, custom))));
+  // A call to a tool of a namespace names the namespace, as the Responses API answered it.
+  const namespaces = new Map((req.tools ?? []).flatMap((t) => (t.namespace ? [[t.name, t.namespace.name] as const] : [])));
+  const named = (it: Json): Json => ((it.type === 'function_call' || it.type === 'custom_tool_call') && namespaces.has(String(it.name)) ? { ...it, namespace: namespaces.get(String(it.name)) } : it);
+  return mergeMessages(req.messages.slice(from).flatMap((m, i) => m.content.flatMap((p, j) => items(m.role, p, `messages[${i + from}].content[${j}]`, custom).map(named))));
 };
 
 export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
@@ -89,14 +118,7 @@ export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
     model: targetModel,
     ...(instructions ? { instructions } : {}),
     input: encodeInput(req, system.length),
-    ...(req.tools ? { tools: req.tools.map((d) => d.custom ? {
-      type: 'custom', name: d.name, ...(d.description !== undefined ? { description: d.description } : {}), ...(d.custom.format ? { format: d.custom.format } : {}),
-    } : {
-      type: 'function', name: d.name, ...(d.description !== undefined ? { description: d.description } : {}),
-      parameters: d.parameters,
-      // Responses treats an absent `strict` as true; other formats mean "not strict".
-      strict: d.strict ?? false,
-    }) } : {}),
+    ...(req.tools || req.hostedTools ? { tools: encodeTools(req) } : {}),
     ...(c ? { tool_choice: c.type === 'tool' ? { type: req.tools?.find((t) => t.name === c.name)?.custom ? 'custom' : 'function', name: c.name } : c.type } : {}),
     ...(req.parallelToolCalls !== undefined ? { parallel_tool_calls: req.parallelToolCalls } : {}),
     ...(effort || summary ? { reasoning: { ...(effort ? { effort } : {}), ...(summary ? { summary } : {}) } } : {}),

@@ -2,7 +2,7 @@
 import { NO_USAGE } from '../../core/usage.ts';
 import { wrapOpaque, type AnswerPart, type Json, type SseFrame, type StreamEncoder, type TextStreamEvent } from '../../core/text/index.ts';
 import { AnswerAccumulator } from '../../core/text/accumulate.ts';
-import { customToolNames, itemId, outputItemOut, responseObject, statusOf } from './answer.ts';
+import { customToolNames, itemId, toolNamespaces, outputItemOut, responseObject, statusOf } from './answer.ts';
 
 export class ResponsesStreamEncoder implements StreamEncoder {
   private seq = 0;
@@ -14,9 +14,11 @@ export class ResponsesStreamEncoder implements StreamEncoder {
 
   /** `echo`: the request's settings the Response object shows (tools, instructions, ...). */
   private readonly custom: Set<string>;
+  private readonly namespaces: Map<string, string>;
 
   constructor(private readonly echo: Json = {}) {
     this.custom = customToolNames(echo);
+    this.namespaces = toolNamespaces(echo);
   }
 
   private isCustom(p: AnswerPart): boolean {
@@ -49,15 +51,16 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         const id = b.type === 'text' ? itemId('msg', a.id, output) : b.type === 'tool_call' ? itemId(custom ? 'ctc' : 'fc', a.id, output) : (b.itemId ?? itemId('rs', a.id, output));
         this.items.set(e.index, { output, id });
         const at = { output_index: output };
+        const namespace = b.type === 'tool_call' && this.namespaces.has(b.name) ? { namespace: this.namespaces.get(b.name) } : {};
         if (b.type === 'text')
           return [
             this.ev('response.output_item.added', { ...at, item: { id, type: 'message', status: 'in_progress', role: 'assistant', content: [] } }),
             this.ev('response.content_part.added', { item_id: id, ...at, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } }),
           ];
         if (b.type === 'tool_call' && custom)
-          return [this.ev('response.output_item.added', { ...at, item: { id, type: 'custom_tool_call', status: 'in_progress', call_id: b.id, name: b.name, input: '' } })];
+          return [this.ev('response.output_item.added', { ...at, item: { id, type: 'custom_tool_call', status: 'in_progress', call_id: b.id, ...namespace, name: b.name, input: '' } })];
         if (b.type === 'tool_call')
-          return [this.ev('response.output_item.added', { ...at, item: { id, type: 'function_call', status: 'in_progress', call_id: b.id, name: b.name, arguments: '' } })];
+          return [this.ev('response.output_item.added', { ...at, item: { id, type: 'function_call', status: 'in_progress', call_id: b.id, ...namespace, name: b.name, arguments: '' } })];
         return [this.ev('response.output_item.added', { ...at, item: { id, type: 'reasoning', summary: [] } })];
       }
       case 'text_delta': {
@@ -95,7 +98,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     if (!it) return [];
     const p = this.part(index);
     const a = this.acc.result();
-    const item: Json = { ...outputItemOut(p, a.id, it.output, this.custom), id: it.id };
+    const item: Json = { ...outputItemOut(p, a.id, it.output, this.custom, this.namespaces), id: it.id };
     this.done.push(item);
     const at = { item_id: it.id, output_index: it.output };
     const frames: SseFrame[] = [];
