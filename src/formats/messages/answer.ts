@@ -65,7 +65,9 @@ export const decodeAnswer = (input: unknown): TextAnswer => {
 };
 
 export const answerBlockOut = (p: AnswerPart): Json => {
-  if (p.type === 'text') return { type: 'text', text: p.text, citations: null };
+  // No `citations` key: the vendor sends one only when there are citations, and clients that
+  // validate answers (the AI SDK's anthropic provider) take an array or nothing, never null.
+  if (p.type === 'text') return { type: 'text', text: p.text };
   if (p.type === 'tool_call') return { type: 'tool_use', id: p.id, name: p.name, input: argumentsObject(p.arguments) };
   if (p.redacted && p.signature) return { type: 'redacted_thinking', data: wrapOpaque(p.signature, 'messages') };
   return { type: 'thinking', thinking: p.text, signature: p.signature ? wrapOpaque(p.signature, 'messages') : '' };
