@@ -65,8 +65,8 @@ describe(`coding agents' tool round trips through the gateway [${backendName}]`,
   it.skipIf(missing.has('codex'))('Codex on a messages channel (responses -> messages): runs exec_command, the result goes back as a tool_result block', async () => {
     gw.messages.requests.length = 0;
     gw.messages.script = messagesScript;
-    // Codex offers OpenAI's hosted web_search by default: no other vendor runs it (a 400 naming it), so it is off here.
-    const { result, account, why } = await runThroughGateway(gw, 'codex', { model: MODEL.messages, prompt: PROMPT, allowTools: true, args: ['-c', 'web_search="disabled"'] });
+    // Codex as it comes: its hosted web_search goes to the messages channel as that API's own web search tool.
+    const { result, account, why } = await runThroughGateway(gw, 'codex', { model: MODEL.messages, prompt: PROMPT, allowTools: true });
     const answered = gw.messages.requests.find((r) => (r.body.messages.at(-1).content ?? []).some?.((b: any) => b.type === 'tool_result'));
     expect(answered, why).toBeDefined();
     const [assistant, user] = answered!.body.messages.slice(-2);
@@ -99,16 +99,19 @@ describe(`coding agents' tool round trips through the gateway [${backendName}]`,
 });
 
 describe(`a vendor's own tool on a translating route [${backendName}]`, () => {
-  // What Codex sends by default (hosted web_search) on a messages channel: refused up front, not
-  // silently dropped, and the message names the tool; a stream is refused before its first byte.
+  // What Codex sends by default (hosted web_search) on a messages channel: the messages API's own
+  // web search tool (formats/web-search.ts), so Codex works there unchanged.
   it('a Responses call offering web_search to a messages channel offers the messages API its own web search tool', async () => {
     const account = await seedAccount(gw.t.ctx, 10);
     for (const stream of [false, true]) {
-      const res = await gw.t.app.inject({
-        method: 'POST', url: '/v1/responses', headers: account.auth,
-        payload: { model: MODEL.messages, input: 'search the web', stream, tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }, { type: 'web_search', external_web_access: true }] },
+      // Over the port: a stream is read as a caller reads it.
+      const res = await fetch(`${gw.url}/v1/responses`, {
+        method: 'POST', headers: { ...account.auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL.messages, input: 'search the web', stream, tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }, { type: 'web_search', external_web_access: true }] }),
       });
-      expect(res.statusCode, res.body).toBe(200);
+      const text = await res.text();
+      expect(res.status, text).toBe(200);
+      expect(text).toContain(stream ? 'response.completed' : '"status":"completed"');
       expect(gw.messages.requests.at(-1)!.body.tools).toEqual([expect.objectContaining({ name: 'f' }), { type: 'web_search_20250305', name: 'web_search' }]);
     }
   });
