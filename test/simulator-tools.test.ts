@@ -114,4 +114,15 @@ describe(`tools through every surface on the simulator [${backendName}]`, () => 
     const structured = await client.responses.create({ model: MODEL, input: 'Plan a trip.', text: { format: { type: 'json_schema', name: 'trip', schema, strict: true } } });
     expect(JSON.parse(structured.output_text)).toEqual({ city: 'Lyon', days: 3, tags: ['simulated'] });
   });
+
+  it("SPEC's wrapped /v1beta surface: a call with tools gets the functionCall, wrapped in {code, data}", async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1beta/models/${MODEL}:generateContent`,
+      headers: { authorization: `Bearer ${key}` },
+      payload: { contents: [{ role: 'user', parts: [{ text: ASK }] }], tools: [{ functionDeclarations: [{ name: 'get_weather', parametersJsonSchema: PARAMS }] }] },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ code: 200, data: { candidates: [{ content: { parts: [{ functionCall: { name: 'get_weather', args: { city: 'Lyon' } } }] } }] } });
+  });
 });

@@ -50,12 +50,14 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           // The Gemini API's own surface: tools, thinking and every other field of that format, forwarded
           // to a gemini channel as they came, translated for the others. Without alt=sse a stream is
           // answered as the format's JSON array, here of one whole chunk.
-          if (shape === bare && method !== 'countTokens') {
+          // SPEC's wrapped surface takes the same way a call with tools or tool turns (its own
+          // text-and-images answer could not carry them), its whole answers wrapped.
+          if ((shape === bare || usesTools(request.body as Json)) && method !== 'countTokens') {
             const sse = method === 'streamGenerateContent' && (request.query as { alt?: string }).alt === 'sse';
-            const surface = { format: 'gemini', body: request.body as Json, model, stream: sse, endpoint: 'native', allDown: everyUpstreamUnavailable } as const;
+            const surface = { format: 'gemini', body: request.body as Json, model, stream: sse, endpoint: 'native', allDown: everyUpstreamUnavailable, wrap: shape } as const;
             if (method === 'generateContent' || sse) return answerWire(ctx, request, reply, surface);
             const result = await generateText(ctx, await wireTextCall(request, surface), clientGone(reply));
-            return [result.wireBody];
+            return shape([result.wireBody]);
           }
           const text = fromNative(model, request.body as NativeRequest);
           if (method === 'countTokens') return shape({ totalTokens: await countPromptTokens(ctx, text, request.apiKey!, clientGone(reply)) });
@@ -71,6 +73,10 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     void NativeResponse;
   };
 }
+
+/** A Gemini body that offers tools or carries tool turns. */
+const usesTools = (body: Json): boolean =>
+  body.tools !== undefined || body.toolConfig !== undefined || (Array.isArray(body.contents) && body.contents.some((c) => Array.isArray((c as Json)?.parts) && ((c as Json).parts as Json[]).some((p) => p && (p.functionCall || p.functionResponse))));
 
 const chunkOf = (call: TextCall, chunk: TextChunk) => (chunk.type === 'end' ? nativeResponse(call.request, '', chunk) : nativeResponse(call.request, chunk.type === 'delta' ? chunk.text : ''));
 

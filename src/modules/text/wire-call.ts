@@ -23,6 +23,8 @@ export interface WireSurfaceCall {
   allDown: () => ApiError;
   /** Changes the decoded request before it is sized and routed (true: it was changed). */
   expand?(request: NeutralRequest): Promise<boolean>;
+  /** The whole answer as the surface sends it (SPEC's `/v1beta` wraps it in {code, data}). */
+  wrap?(answer: unknown): unknown;
   /** Told of the whole answer, in the caller's format, before the caller has all of it. */
   answered?(answer: Json, call: TextCall): Promise<void>;
 }
@@ -47,7 +49,7 @@ export async function answerWire(ctx: AppContext, request: FastifyRequest, reply
   const result = await generateText(ctx, call, clientGone(reply));
   if (surface.answered) await surface.answered(result.wireBody as Json, call);
   // Sent as text: the answer is the upstream's to shape, not a schema's to filter.
-  return reply.type('application/json; charset=utf-8').send(JSON.stringify(result.wireBody));
+  return reply.type('application/json; charset=utf-8').send(JSON.stringify(surface.wrap ? surface.wrap(result.wireBody) : result.wireBody));
 }
 
 async function streamWire(ctx: AppContext, call: TextCall, request: FastifyRequest, reply: FastifyReply, surface: WireSurfaceCall) {
