@@ -67,11 +67,16 @@ export async function wireGenerate(upstream: UpstreamText, route: WireRoute, req
   const response = await upstream.postWhole(path(request.model, false), upstreamBody(wire, speaks, request.model, false), signal, vendorHeaders(wire, speaks));
   if (response.statusCode >= 400) return refuse(response.statusCode, response);
   const json = response.json();
+  if (wire.format === speaks && !wire.rewritten) {
+    // Same format: the answer goes back as it came (naming the caller's model); only its usage is
+    // read, and its text only when the upstream left a count out.
+    if (json && typeof json === 'object' && 'model' in json) (json as Json).model = wire.model;
+    const usage = usageOf(reportedUsage(speaks, json), request, () => answerText(FORMATS[speaks].decodeAnswer(json)));
+    return { text: '', finish: 'stop', stopSequence: null, usage, wireBody: json };
+  }
   const decoded = FORMATS[speaks].decodeAnswer(json);
   const answer = { ...decoded, usage: usageOf(reportedUsage(speaks, json), request, answerText(decoded)) };
-  const same = wire.format === speaks && !wire.rewritten;
-  if (same && json && typeof json === 'object' && 'model' in json) (json as Json).model = wire.model;
-  return answerResult(answer, same ? json : encodeForCaller(wire, answer));
+  return answerResult(answer, encodeForCaller(wire, answer));
 }
 
 /** Neutral events into the caller's format: its encoder, the start naming the caller's model. */

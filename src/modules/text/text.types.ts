@@ -48,7 +48,7 @@ export interface TextResult {
   finish: FinishReason;
   stopSequence: string | null;
   usage: TextUsage;
-  /** A wire call's answer, in the caller's format (see TextRequest.wire). */
+  /** A wire call's answer, in the caller's format (see TextRequest.wire); then only `usage` beside it is read. */
   wireBody?: unknown;
 }
 
