@@ -1,4 +1,3 @@
-import { StringDecoder } from 'node:string_decoder';
 import type { StreamDecoder, TextStreamEvent, WireFormat } from '../core/text/index.ts';
 import { FORMATS } from '../formats/index.ts';
 import { badGateway } from '../http/errors.ts';
@@ -22,10 +21,13 @@ const MARKS: Record<Exclude<WireFormat, 'messages'>, string[]> = {
 const FINISH: Record<string, FinishReason> = { end_turn: 'stop', refusal: 'stop', max_tokens: 'max_tokens', stop_sequence: 'stop_sequence', tool_use: 'tool_calls' };
 const BOUNDARY = /\r?\n\r?\n/;
 
-/** The end of the last whole event in `text` (after its blank line), or -1. */
-function lastBoundary(text: string): number {
-  const lf = text.lastIndexOf('\n\n');
-  const crlf = text.lastIndexOf('\r\n\r\n');
+const LF = Buffer.from('\n\n');
+const CRLF = Buffer.from('\r\n\r\n');
+
+/** The end of the last whole event in `bytes` (after its blank line), or -1. */
+function lastBoundary(bytes: Buffer): number {
+  const lf = bytes.lastIndexOf(LF);
+  const crlf = bytes.lastIndexOf(CRLF);
   return Math.max(lf < 0 ? -1 : lf + 2, crlf < 0 ? -1 : crlf + 4);
 }
 
@@ -49,60 +51,55 @@ const parse = (data: string): unknown => {
 const usageOnly = (data: unknown) => Array.isArray((data as { choices?: unknown[] })?.choices) && (data as { choices: unknown[] }).choices.length === 0;
 
 export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, body: AsyncIterable<Buffer>, request: TextRequest, hideUsage: boolean): AsyncGenerator<TextChunk> {
-  const marks = MARKS[format];
+  const marks = MARKS[format].map((mark) => Buffer.from(mark));
   const ends = FORMATS[format].streamDecoder();
   const counter = FORMATS[format].streamDecoder();
-  const decoder = new StringDecoder('utf8');
   let reported: ReportedUsage | undefined;
-  let finish: Extract<TextStreamEvent, { type: 'finish' }> | undefined;
-  const forwarded: string[] = [];
-  let pending = '';
-  const read = function* (block: string): Generator<TextChunk> {
-    let out = block;
-    if (marks.some((mark) => block.includes(mark))) {
-      const events = block.split(BOUNDARY);
-      const kept: string[] = [];
-      for (const event of events) {
-        const data = marks.some((mark) => event.includes(mark)) ? parse(dataOf(event)) : undefined;
-        const seen = data === undefined ? [] : ends.push(data, /^event: ?(.*)$/m.exec(event)?.[1]);
-        const failed = seen.find((e) => e.type === 'error');
-        if (failed && failed.type === 'error') {
-          if (kept.length) yield pass(`${kept.join('\n\n')}\n\n`);
-          throw badGateway(`upstream stream failed: ${failed.message}`);
-        }
-        finish = (seen.find((e) => e.type === 'finish') as typeof finish) ?? finish;
-        const now = data === undefined ? undefined : reportedUsage(format, data);
-        if (now) reported = laterUsage(reported, now);
-        if (!(hideUsage && data !== undefined && usageOnly(data))) kept.push(event);
-      }
-      out = kept.filter((e) => e !== '').map((e) => `${e}\n\n`).join('');
-      if (now(reported)) yield { type: 'usage', usage: reported! };
-    }
-    if (out) yield pass(out);
-  };
   let lastUsage: ReportedUsage | undefined;
-  const now = (usage: ReportedUsage | undefined) => usage !== lastUsage && (lastUsage = usage) !== undefined;
-  const pass = (text: string): TextChunk => {
-    forwarded.push(text);
-    return { type: 'events', parts: [Buffer.from(text)], text: () => textOf(counter, text) };
+  let finish: Extract<TextStreamEvent, { type: 'finish' }> | undefined;
+  const forwarded: Buffer[] = [];
+  let pending: Buffer | undefined;
+  const pass = (bytes: Buffer): TextChunk => {
+    forwarded.push(bytes);
+    return { type: 'events', parts: [bytes], text: () => textOf(counter, bytes.toString('utf8')) };
+  };
+  // Most blocks hold none of the marked events: they go on as the bytes that came, unread.
+  const read = function* (block: Buffer): Generator<TextChunk> {
+    if (!marks.some((mark) => block.includes(mark))) return yield pass(block);
+    const kept: string[] = [];
+    for (const event of block.toString('utf8').split(BOUNDARY)) {
+      const data = MARKS[format].some((mark) => event.includes(mark)) ? parse(dataOf(event)) : undefined;
+      const seen = data === undefined ? [] : ends.push(data, /^event: ?(.*)$/m.exec(event)?.[1]);
+      const failed = seen.find((e) => e.type === 'error');
+      if (failed && failed.type === 'error') {
+        if (kept.length) yield pass(Buffer.from(kept.map((e) => `${e}\n\n`).join('')));
+        throw badGateway(`upstream stream failed: ${failed.message}`);
+      }
+      finish = (seen.find((e) => e.type === 'finish') as typeof finish) ?? finish;
+      const now = data === undefined ? undefined : reportedUsage(format, data);
+      if (now) reported = laterUsage(reported, now);
+      if (event !== '' && !(hideUsage && data !== undefined && usageOnly(data))) kept.push(event);
+    }
+    if (reported !== lastUsage) yield { type: 'usage', usage: (lastUsage = reported)! };
+    if (kept.length) yield pass(Buffer.from(kept.map((e) => `${e}\n\n`).join('')));
   };
   for await (const chunk of body) {
-    pending += decoder.write(chunk);
-    const end = lastBoundary(pending);
+    const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
+    const end = lastBoundary(bytes);
     if (end < 0) {
       // An event that never ends would be held without bound: past the cap on answers it is cut.
-      if (pending.length > maxAnswerBytes()) throw new TextUpstreamUnavailable(new UpstreamAnswerCut('too_large', maxAnswerBytes()).message);
+      if (bytes.length > maxAnswerBytes()) throw new TextUpstreamUnavailable(new UpstreamAnswerCut('too_large', maxAnswerBytes()).message);
+      pending = bytes;
       continue;
     }
-    const block = pending.slice(0, end);
-    pending = pending.slice(end);
-    yield* read(block);
+    pending = end < bytes.length ? bytes.subarray(end) : undefined;
+    yield* read(bytes.subarray(0, end));
   }
-  if (pending.trim()) yield* read(`${pending}\n\n`);
+  if (pending?.toString('utf8').trim()) yield* read(Buffer.concat([pending, Buffer.from('\n\n')]));
   for (const e of ends.end()) if (e.type === 'finish') finish = e;
   // A stream cut before the upstream's end has no finish: the text service bills our count.
   if (!finish) return;
-  const usage = usageOf(reported, request, () => forwarded.map((text) => textOf(counter, text)).join(''));
+  const usage = usageOf(reported, request, () => forwarded.map((bytes) => textOf(counter, bytes.toString('utf8'))).join(''));
   yield { type: 'end', finish: FINISH[finish.stopReason] ?? 'stop', stopSequence: finish.stopSequence ?? null, usage };
 }
 

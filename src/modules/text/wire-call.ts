@@ -85,14 +85,16 @@ async function streamWire(ctx: AppContext, call: TextCall, request: FastifyReque
  * The whole answer of a Responses stream: the Response object its last event carries
  * (response.completed or response.incomplete). Only events that can be it are parsed.
  */
+const COMPLETED = Buffer.from('"response.completed"');
+const INCOMPLETE = Buffer.from('"response.incomplete"');
+
 function lastResponse() {
   let found: Json | undefined;
   return {
     read(parts: Buffer[]) {
       for (const part of parts) {
-        const text = part.toString('utf8');
-        if (!text.includes('"response.completed"') && !text.includes('"response.incomplete"')) continue;
-        for (const line of text.split('\n')) {
+        if (!part.includes(COMPLETED) && !part.includes(INCOMPLETE)) continue;
+        for (const line of part.toString('utf8').split('\n')) {
           if (!line.startsWith('data: ')) continue;
           const data = JSON.parse(line.slice(6)) as Json;
           if ((data.type === 'response.completed' || data.type === 'response.incomplete') && data.response && typeof data.response === 'object') found = data.response as Json;
