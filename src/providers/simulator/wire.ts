@@ -4,7 +4,7 @@ import type { AnswerPart, ContentPart, TextAnswer, TextStreamEvent, TextRequest 
 import { promptTokens } from '../../modules/text/tokens.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
 import { answerResult, callerFrames, encodeForCaller } from '../wire-text.ts';
-import { simulatedReply } from './text.ts';
+import { simulatedReply } from './reply.ts';
 import { instanceOf } from './schema-instance.ts';
 
 // The simulator on the four wire surfaces: the reply of text.ts, or a tool call when the last user
