@@ -1,5 +1,5 @@
 import type { WireFormat } from '../core/text/index.ts';
-import { reportedTokens, type ReportedUsage } from '../modules/text/tokens.ts';
+import type { ReportedUsage } from '../modules/text/tokens.ts';
 import { chatClasses } from './chat-completions/chat-completions.answers.ts';
 import { geminiClasses } from './gemini/gemini.answers.ts';
 import { messagesClasses } from './messages/messages.answers.ts';
@@ -10,17 +10,14 @@ import { messagesClasses } from './messages/messages.answers.ts';
 
 type J = Record<string, any>;
 
-/** Responses usage: input_tokens is the whole prompt, its cached part split out. */
-function responsesClasses(usage: J): ReportedUsage {
-  const prompt = reportedTokens(usage.input_tokens);
-  const cached = Math.min(reportedTokens(usage.input_tokens_details?.cached_tokens) ?? 0, prompt ?? Infinity);
-  return {
-    input: prompt === undefined ? undefined : prompt - cached,
-    cache_read: cached,
-    output: reportedTokens(usage.output_tokens),
-    reasoning: reportedTokens(usage.output_tokens_details?.reasoning_tokens),
-  };
-}
+/** Responses usage has chat's classes under other names: input_tokens is the whole prompt, its cached part inside. */
+const responsesClasses = (usage: J): ReportedUsage =>
+  chatClasses({
+    prompt_tokens: usage.input_tokens,
+    prompt_tokens_details: { cached_tokens: usage.input_tokens_details?.cached_tokens },
+    completion_tokens: usage.output_tokens,
+    completion_tokens_details: { reasoning_tokens: usage.output_tokens_details?.reasoning_tokens },
+  });
 
 export function reportedUsage(format: WireFormat, data: unknown): ReportedUsage | undefined {
   if (!data || typeof data !== 'object') return undefined;
