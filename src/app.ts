@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.ts';
 import { CORS_HEADERS, registerPreflight } from './http/cors.ts';
 import { clientErrorHandler, errorHandler, registerErrorHandling } from './http/error-handler.ts';
-import { badRequest, serviceUnavailable } from './http/errors.ts';
+import { badRequest, serviceUnavailable } from './core/errors.ts';
 import type { Config } from './config.ts';
 import { ErrorEnvelope } from './http/schemas.ts';
 import { collectRoutes } from './http/route-table.ts';

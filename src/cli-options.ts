@@ -1,7 +1,7 @@
 import type { parseArgs } from 'node:util';
 import type { Static, TSchema } from 'typebox';
 import { Value } from 'typebox/value';
-import { ApiError } from './http/errors.ts';
+import { ApiError } from './core/errors.ts';
 import { knownType } from './modules/channels/channel-options.ts';
 import { secretFields } from './providers/channel-type.ts';
 import { CHANNEL_TYPES, CHANNEL_TYPE_NAMES } from './providers/registry.ts';

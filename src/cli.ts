@@ -8,7 +8,7 @@ import * as accounts from './modules/accounts/accounts.service.ts';
 import * as channels from './modules/channels/channels.service.ts';
 import { setCredentials } from './modules/console/console.service.ts';
 import { auditLedger } from './modules/billing/ledger.audit.ts';
-import { ApiError } from './http/errors.ts';
+import { ApiError } from './core/errors.ts';
 import { CreateKeyBody, UpdateKeyBody } from './modules/admin/admin.schemas.ts';
 import { CreateChannelBody, UpdateChannelBody } from './modules/channels/channels.schemas.ts';
 import { OPTIONS, USAGE, channelInput, checked, keyPolicyInput, need, num, withNegativeValues, type Values } from './cli-options.ts';

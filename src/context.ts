@@ -19,7 +19,7 @@ import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
 import { PriceTable } from './modules/billing/price-table.ts';
 import { ChannelRouter } from './modules/channels/channels.service.ts';
 import { createProviders, createTextProviders } from './providers/index.ts';
-import type { TextProvider } from './modules/text/text.types.ts';
+import type { TextProvider } from './core/text/provider.ts';
 import type { Channel } from './db/types.ts';
 import { allModelIds } from './modules/catalog/models.ts';
 import type { TaskProvider } from './providers/types.ts';

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../src/http/errors.ts';
+import { ApiError } from '../src/core/errors.ts';
 import { normalizeAvatarRequest } from '../src/modules/catalog/avatar-rules.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../src/http/errors.ts';
+import { ApiError } from '../src/core/errors.ts';
 import { normalizeImageRequest } from '../src/modules/catalog/image-rules.ts';
 import { normalizeVideoRequest } from '../src/modules/catalog/video-rules.ts';
 import { MODELS, resolveModel } from '../src/modules/catalog/models.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as E from '../src/http/errors.ts';
+import * as E from '../src/core/errors.ts';
 import { errorBody } from '../src/http/error-handler.ts';
 import { adminHeaders, createTestApp, seedAccount, type TestApp } from './harness.ts';
 

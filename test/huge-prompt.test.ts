@@ -2,7 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { countTokens } from 'gpt-tokenizer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getUser } from '../src/modules/accounts/accounts.repo.ts';
-import { countText } from '../src/modules/text/token-count.ts';
+import { countText } from '../src/lib/tokens/token-count.ts';
 import { backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 
 // Issue 20 item 2: a huge prompt must not freeze the process. Every request here runs through

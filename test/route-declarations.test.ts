@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerErrorHandling } from '../src/http/error-handler.ts';
-import { badRequest } from '../src/http/errors.ts';
+import { badRequest } from '../src/core/errors.ts';
 import { collectRoutes, declaredRoutes } from '../src/http/route-table.ts';
 import { declareSurface } from '../src/http/surface.ts';
 import { backendName, createTestApp, type TestApp } from './harness.ts';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promptTokens, type UsageClasses } from '../src/core/usage.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { usageCsv } from '../src/modules/console/usage-export.ts';
-import { imageTokens } from '../src/modules/text/image-tokens.ts';
+import { imageTokens } from '../src/lib/tokens/image-tokens.ts';
 import { readPricingFile } from '../src/modules/billing/pricing.ts';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startFakeGeminiText, type FakeGeminiText } from './support/fake-gemini-text.ts';

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { settleLostHolds } from '../src/modules/text-money/sweeper.ts';
-import { promptTokens } from '../src/modules/text/tokens.ts';
+import { promptTokens } from '../src/lib/tokens/tokens.ts';
 import { toBalance } from '../src/lib/money.ts';
 import { adminHeaders, backendName, createTestApp, freshDatabase, seedAccount, type TestApp } from './harness.ts';
 import { startGateway, stopAllGateways } from './support/gateway-process.ts';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TextUpstreamUnavailable } from '../src/modules/text/text.types.ts';
+import { TextUpstreamUnavailable } from '../src/core/text/provider.ts';
 import { sseData } from '../src/providers/upstream-http.ts';
 import { MessagesEvents } from '../src/providers/messages/messages.events.ts';
 import { maxAnswerBytes, readBounded, setMaxAnswerBytes, UpstreamAnswerCut } from '../src/providers/upstream-read.ts';

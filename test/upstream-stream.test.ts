@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RequestSignal } from '../src/http/call-signal.ts';
+import { RequestSignal } from '../src/lib/call-signal.ts';
 import { requestStreamed } from '../src/providers/upstream-stream.ts';
 
 // The streamed upstream body of upstream-stream.ts against a real local server: a slow reader

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RequestSignal } from '../src/http/call-signal.ts';
+import { RequestSignal } from '../src/lib/call-signal.ts';
 import { UpstreamAnswerCut } from '../src/providers/upstream-read.ts';
 import { requestWhole } from '../src/providers/upstream-whole.ts';
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
-import { notFound, rangeNotSatisfiable } from '../http/errors.ts';
+import { notFound, rangeNotSatisfiable } from '../core/errors.ts';
 import type { BlobInfo } from './blob-store.ts';
 import { byteRange } from './byte-range.ts';
 import type { VerifiedFile } from './signed-urls.ts';

@@ -15,6 +15,9 @@ export interface UsageClasses {
   reasoning?: number;
 }
 
+/** What an upstream reported of a call's usage, class by class (a class it did not report is undefined). */
+export type ReportedUsage = Partial<UsageClasses>;
+
 export const USAGE_CLASSES = ['input', 'cache_read', 'cache_write', 'output'] as const;
 export type UsageClass = (typeof USAGE_CLASSES)[number];
 

@@ -4,7 +4,7 @@ import type { AppContext } from '../context.ts';
 import type { CachedKey } from '../lib/key-cache.ts';
 import { addressAllowed, modelAllowed } from '../modules/accounts/key-policy.ts';
 import type { RateDecision } from '../lib/rate-limiter.ts';
-import { forbidden, rateLimited, unauthorized } from './errors.ts';
+import { forbidden, rateLimited, unauthorized } from '../core/errors.ts';
 import type { KeySource } from './surface.ts';
 
 declare module 'fastify' {

@@ -1,11 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ClientGone } from './call-signal.ts';
+import { ClientGone } from '../lib/call-signal.ts';
 import { TextFormatError } from '../core/text/errors.ts';
 import { isStoreUnavailable } from '../db/errors.ts';
 import { declaredRoutes, type Family } from './route-table.ts';
-import { ApiError, nativeStatus, notFound, payloadTooLarge, serviceUnavailable, typeForStatus, unsupportedMediaType } from './errors.ts';
+import { ApiError, nativeStatus, notFound, payloadTooLarge, serviceUnavailable, typeForStatus, unsupportedMediaType } from '../core/errors.ts';
 
 // The one place where errors become response bodies. Each route declares its envelope's family
 // (http/surface.ts): standard (SPEC 7.1), native (SPEC 7.2), messages (7.1 plus `"type":"error"`)

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ClientGone, ClientStalled, RequestSignal } from './call-signal.ts';
+import { ClientGone, ClientStalled, RequestSignal } from '../lib/call-signal.ts';
 
 // Server-sent events written straight to the socket, each event flushed as it is produced.
 // The call's signal aborts when the client goes away, so the upstream call stops with it.

@@ -3,7 +3,7 @@ import type { Config } from '../config.ts';
 import type { Kysely } from 'kysely';
 import type { Channel, Database } from '../db/types.ts';
 import type { Pricing } from '../modules/billing/pricing.ts';
-import type { TextProvider } from '../modules/text/text.types.ts';
+import type { TextProvider } from '../core/text/provider.ts';
 import type { FetchLimits } from './openai/openai.references.ts';
 import type { TaskProvider } from './types.ts';
 

@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Pricing } from '../modules/billing/pricing.ts';
 import type { TaskProvider } from './types.ts';
-import type { TextProvider } from '../modules/text/text.types.ts';
+import type { TextProvider } from '../core/text/provider.ts';
 import type { Channel } from '../db/types.ts';
 import { CHANNEL_TYPES, channelType } from './registry.ts';
 import type { ProviderDeps } from './channel-type.ts';

@@ -1,8 +1,8 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Pool } from 'undici';
 import type { Channel } from '../db/types.ts';
-import { TextUpstreamUnavailable, type TextChunk, type TextProvider, type TextRequest, type TextResult } from '../modules/text/text.types.ts';
-import type { CallSignal } from '../http/call-signal.ts';
+import { TextUpstreamUnavailable, type TextChunk, type TextProvider, type TextRequest, type TextResult } from '../core/text/provider.ts';
+import type { CallSignal } from '../lib/call-signal.ts';
 import { requestStreamed, type StreamedResponse } from './upstream-stream.ts';
 import { maxAnswerBytes, UpstreamAnswerCut } from './upstream-read.ts';
 import { requestWhole, type WholeResponse } from './upstream-whole.ts';

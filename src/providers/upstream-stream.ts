@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import type { CallSignal } from '../http/call-signal.ts';
+import type { CallSignal } from '../lib/call-signal.ts';
 import { readBoundedText } from './upstream-read.ts';
 
 // A streamed upstream answer through a small dispatch handler on the pool (as upstream-whole.ts

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
-import type { CallSignal } from '../http/call-signal.ts';
-import { badGateway } from '../http/errors.ts';
+import type { CallSignal } from '../lib/call-signal.ts';
+import { badGateway } from '../core/errors.ts';
 import { maxAnswerBytes, UpstreamAnswerCut } from './upstream-read.ts';
 
 // A non-streamed upstream answer is read whole into memory by a small dispatch handler on the

@@ -1,10 +1,10 @@
 import type { StreamDecoder, TextStreamEvent, WireFormat } from '../core/text/index.ts';
 import { FORMATS } from '../formats/index.ts';
-import { badGateway } from '../http/errors.ts';
-import type { FinishReason, TextChunk, TextRequest } from '../modules/text/text.types.ts';
-import { laterUsage, usageOf, type ReportedUsage } from '../modules/text/tokens.ts';
+import { badGateway } from '../core/errors.ts';
+import type { FinishReason, TextChunk, TextRequest } from '../core/text/provider.ts';
+import { laterUsage, usageOf, type ReportedUsage } from '../lib/tokens/tokens.ts';
 import { maxAnswerBytes, UpstreamAnswerCut } from './upstream-read.ts';
-import { TextUpstreamUnavailable } from '../modules/text/text.types.ts';
+import { TextUpstreamUnavailable } from '../core/text/provider.ts';
 import { reportedUsage } from './wire-usage.ts';
 
 // A same-format stream of chat completions, Responses or the Gemini API, forwarded as the upstream

@@ -2,9 +2,9 @@ import type { StreamEncoder, TextAnswer, TextStreamEvent, WireCall, WireFormat, 
 import { FORWARDED_HEADERS, sseText } from '../core/text/index.ts';
 import { FORMATS } from '../formats/index.ts';
 import { newId } from '../lib/ids.ts';
-import type { CallSignal } from '../http/call-signal.ts';
-import type { FinishReason, TextChunk, TextRequest, TextResult } from '../modules/text/text.types.ts';
-import { laterUsage, usageOf, type ReportedUsage } from '../modules/text/tokens.ts';
+import type { CallSignal } from '../lib/call-signal.ts';
+import type { FinishReason, TextChunk, TextRequest, TextResult } from '../core/text/provider.ts';
+import { laterUsage, usageOf, type ReportedUsage } from '../lib/tokens/tokens.ts';
 import { reportedUsage } from './wire-usage.ts';
 import { forwardWire } from './wire-forward.ts';
 import { clientError } from './chat-completions/chat-completions.text.ts';

@@ -1,5 +1,5 @@
 import type { WireFormat } from '../core/text/index.ts';
-import type { ReportedUsage } from '../modules/text/tokens.ts';
+import type { ReportedUsage } from '../lib/tokens/tokens.ts';
 import { chatClasses } from './chat-completions/chat-completions.answers.ts';
 import { geminiClasses } from './gemini/gemini.answers.ts';
 import { messagesClasses } from './messages/messages.answers.ts';

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import type { ApiKey, KeyStatus, User } from '../../db/types.ts';
-import { badRequest, notFound } from '../../http/errors.ts';
+import { badRequest, notFound } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { fromBalance, toBalance, toCredits } from '../../lib/money.ts';
 import { adjustKeyQuota, topUp } from '../billing/ledger.ts';

@@ -1,5 +1,5 @@
 import net, { BlockList } from 'node:net';
-import { badRequest, forbidden } from '../../http/errors.ts';
+import { badRequest, forbidden } from '../../core/errors.ts';
 import { resolveModel } from '../catalog/models.ts';
 
 // A key's policy (DESIGN "Key policies"): the models it may use, the client addresses it may come

@@ -1,6 +1,6 @@
 import type { Static } from 'typebox';
 import type { AppContext } from '../../context.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../core/errors.ts';
 import { getTask, listTasks } from '../tasks/tasks.repo.ts';
 import { taskRecord, taskUsage } from '../tasks/task-record.ts';
 import { listAttempts } from '../webhooks/webhooks.repo.ts';

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import type { Asset, TaskResultAsset } from './avatars.types.ts';
-import { badRequest, serviceUnavailable } from '../../http/errors.ts';
+import { badRequest, serviceUnavailable } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import { normalizeAvatarRequest } from '../catalog/avatar-rules.ts';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/types.ts';
-import { badRequest } from '../../http/errors.ts';
+import { badRequest } from '../../core/errors.ts';
 import { allModelIds } from '../catalog/models.ts';
 import { Pricing, PricingError, parsePricing, readPricingFile, type PricingFile } from './pricing.ts';
 

@@ -1,4 +1,4 @@
-import { countText } from '../text/token-count.ts';
+import { countText } from '../../lib/tokens/token-count.ts';
 import type { ImageParams } from '../catalog/image-rules.ts';
 import type { VideoParams } from '../catalog/video-rules.ts';
 import type { Pricing } from './pricing.ts';

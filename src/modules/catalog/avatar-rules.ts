@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors.ts';
+import { badRequest } from '../../core/errors.ts';
 import type { AvatarRequest } from '../avatars/avatars.schemas.ts';
 import { mediaUrl, oneOf } from './rule-kit.ts';
 

@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors.ts';
+import { badRequest } from '../../core/errors.ts';
 import type { ImageRequest } from '../images/images.schemas.ts';
 import { DEFAULT_IMAGE_MODEL, resolveModel, type ImageFormat, type ImageModel } from './models.ts';
 import { imagePixelSize } from './pixels.ts';

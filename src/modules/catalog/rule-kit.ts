@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors.ts';
+import { badRequest } from '../../core/errors.ts';
 
 // Small checks shared by the image and video rules. Each throws a 400 whose message names the field.
 

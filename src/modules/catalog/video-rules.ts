@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors.ts';
+import { badRequest } from '../../core/errors.ts';
 import type { VideoRequest } from '../videos/videos.schemas.ts';
 import { resolveModel, type VideoModel } from './models.ts';
 import { videoPixelSize } from './pixels.ts';

@@ -1,5 +1,5 @@
 import { Value } from 'typebox/value';
-import { badRequest } from '../../http/errors.ts';
+import { badRequest } from '../../core/errors.ts';
 import { secretFields, type ChannelTypeEntry } from '../../providers/channel-type.ts';
 import { CHANNEL_TYPE_NAMES, channelType } from '../../providers/registry.ts';
 

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import type { Channel } from '../../db/types.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../core/errors.ts';
 import type { ChannelTypeEntry } from '../../providers/channel-type.ts';
 import { TEXT_MODELS } from '../catalog/models.ts';
 import { knownType } from './channel-options.ts';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Channel, Database } from '../../db/types.ts';
-import { badRequest, notFound } from '../../http/errors.ts';
+import { badRequest, notFound } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { checkOptions, knownType, mergeOptions, optionsView, type ChannelOptions } from './channel-options.ts';
 import { deleteChannel, getChannel, insertChannel, listChannels, updateChannel } from './channels.repo.ts';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { serviceUnavailable } from '../../http/errors.ts';
+import { serviceUnavailable } from '../../core/errors.ts';
 import { declareSurface } from '../../http/surface.ts';
 
 // The console is a static single-page app built by Vite (`npm run build:console`) into

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import type { Task } from '../../db/types.ts';
-import { notFound, serverError } from '../../http/errors.ts';
+import { notFound, serverError } from '../../core/errors.ts';
 import { ErrorResponses, IdParams } from '../../http/schemas.ts';
 import { toBalance } from '../../lib/money.ts';
 import * as accounts from '../accounts/accounts.service.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { assertAdminToken } from '../../http/auth.ts';
-import { badRequest, forbidden, unauthorized } from '../../http/errors.ts';
+import { badRequest, forbidden, unauthorized } from '../../core/errors.ts';
 import { getUser } from '../accounts/accounts.repo.ts';
 import { decoyHash, hashPassword, verifyPassword } from './password.ts';
 import { tokenHash } from './session-guard.ts';

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import type { ConsoleSessionsTable } from '../../db/types.ts';
 import type { SessionReader } from '../../http/auth.ts';
-import { forbidden, unauthorized } from '../../http/errors.ts';
+import { forbidden, unauthorized } from '../../core/errors.ts';
 import { findSession } from './sessions.repo.ts';
 
 // The console authenticates with an httpOnly, SameSite=Strict cookie. A cookie rides along on any

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
-import { unauthorized } from '../../http/errors.ts';
+import { unauthorized } from '../../core/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import * as S from './console.schemas.ts';
 import { signInAccount, signInOperator, signOut, type NewSession } from './console.service.ts';

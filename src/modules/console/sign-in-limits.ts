@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.ts';
-import { rateLimited } from '../../http/errors.ts';
+import { rateLimited } from '../../core/errors.ts';
 import type { RateDecision } from '../../lib/rate-limiter.ts';
 
 // Sign-in limits count wrong passwords only, in one-minute windows (N = CONSOLE_SIGNIN_RPM):

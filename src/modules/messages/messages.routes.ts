@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { bodyModel, keyGuard } from '../../http/auth.ts';
-import { badGateway, badRequest } from '../../http/errors.ts';
+import { badGateway, badRequest } from '../../core/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { clientGone } from '../../http/sse.ts';
 import { countPromptTokens } from '../text/text.service.ts';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.ts';
 import { bodyModel, keyGuard } from '../../http/auth.ts';
-import { badGateway } from '../../http/errors.ts';
+import { badGateway } from '../../core/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { declareSurface } from '../../http/surface.ts';
 import { Type } from 'typebox';

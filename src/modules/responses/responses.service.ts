@@ -1,7 +1,7 @@
 import type { Json, TextMessage, TextRequest } from '../../core/text/index.ts';
 import { FORMATS } from '../../formats/index.ts';
 import type { AppContext } from '../../context.ts';
-import { badRequest, notFound } from '../../http/errors.ts';
+import { badRequest, notFound } from '../../core/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import { deleteExpiredResponses, findResponse, storeResponse } from './responses.repo.ts';
 

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { ping } from '../../db/index.ts';
-import { serviceUnavailable, unauthorized } from '../../http/errors.ts';
+import { serviceUnavailable, unauthorized } from '../../core/errors.ts';
 import { declareSurface } from '../../http/surface.ts';
 
 const READY_TIMEOUT_MS = 2000;

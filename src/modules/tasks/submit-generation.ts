@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import type { TaskKind } from '../../db/types.ts';
-import { serviceUnavailable } from '../../http/errors.ts';
+import { serviceUnavailable } from '../../core/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import type { SubmitReceipt } from './tasks.schemas.ts';
 import { acceptWebhook, recordRefusal } from '../webhooks/accept.ts';

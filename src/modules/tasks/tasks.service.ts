@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Task, TaskKind } from '../../db/types.ts';
-import { paymentRequired } from '../../http/errors.ts';
+import { paymentRequired } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import type { Pricing } from '../billing/pricing.ts';

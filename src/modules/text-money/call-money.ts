@@ -1,7 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { TextHoldsTable, UsageTable } from '../../db/types.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
-import type { TextUsage } from '../text/text.types.ts';
+import type { TextUsage } from '../../core/text/provider.ts';
 import type { UsageCost } from '../billing/usage-cost.ts';
 import type { TextSettle } from './ops.ts';
 import type { TextFloat } from './float.ts';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/types.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
-import type { TextUsage } from '../text/text.types.ts';
+import type { TextUsage } from '../../core/text/provider.ts';
 import type { UsageCost } from '../billing/usage-cost.ts';
 import type { CallMoney, HoldRequest, TextOutcome } from './call-money.ts';
 import type { Pending, PendingOf } from './pending.ts';

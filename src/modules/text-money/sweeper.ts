@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { GroupCommit } from '../../db/group-commit.ts';
 import type { Database, TextHoldsTable } from '../../db/types.ts';
-import { NOTHING_USED } from '../text/text.types.ts';
+import { NOTHING_USED } from '../../core/text/provider.ts';
 import { movementOf, NO_COST, settleOp } from './call-money.ts';
 import { FLOAT_ENDPOINT } from './floats.ts';
 import { HoldAlreadySettled, type TextClose, type TextMoneyOp } from './ops.ts';

@@ -7,7 +7,7 @@ import type { Database } from '../../db/types.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import { newId } from '../../lib/ids.ts';
 import { InsufficientFunds } from '../billing/ledger.ts';
-import { NOTHING_USED, type TextUsage } from '../text/text.types.ts';
+import { NOTHING_USED, type TextUsage } from '../../core/text/provider.ts';
 import { heldCall, movementOf, NO_COST, settleOp, usageRow, type CallMoney, type HeldCall, type HoldRequest, type TextOutcome } from './call-money.ts';
 import type { UsageCost } from '../billing/usage-cost.ts';
 import { writeTextMoneyCarefully } from './careful.ts';

@@ -1,10 +1,10 @@
 import type { AppContext } from '../../context.ts';
-import { forbidden, paymentRequired } from '../../http/errors.ts';
+import { forbidden, paymentRequired } from '../../core/errors.ts';
 import { InsufficientFunds } from '../billing/ledger.ts';
 import type { CallMoney } from '../text-money/index.ts';
 import type { TextCall } from './text.service.ts';
-import type { TextUsage } from './text.types.ts';
-import { promptTokens } from './tokens.ts';
+import type { TextUsage } from '../../core/text/provider.ts';
+import { promptTokens } from '../../lib/tokens/tokens.ts';
 
 // What a text call costs, for its money (ctx.textMoney): the hold is the prompt plus the requested
 // output at the model's price, the settlement the tokens counted. An account or key that cannot

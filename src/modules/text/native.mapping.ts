@@ -1,8 +1,8 @@
-import { badRequest } from '../../http/errors.ts';
+import { badRequest } from '../../core/errors.ts';
 import { promptTokens as promptOf } from '../../core/usage.ts';
 import type { NativeRequest } from './native.schemas.ts';
-import type { FinishReason, TextMessage, TextPart, TextRequest, TextUsage } from './text.types.ts';
-import { IMAGE_TOKENS } from './tokens.ts';
+import type { FinishReason, TextMessage, TextPart, TextRequest, TextUsage } from '../../core/text/provider.ts';
+import { IMAGE_TOKENS } from '../../lib/tokens/tokens.ts';
 
 // The native content/parts format <-> the neutral text request and SPEC 2.7's response.
 

@@ -3,14 +3,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { keyGuard, pathModel } from '../../http/auth.ts';
-import { notFound, serviceUnavailable } from '../../http/errors.ts';
+import { notFound, serviceUnavailable } from '../../core/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { declareSurface, GEMINI_SURFACE } from '../../http/surface.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
 import { fromNative, nativeResponse } from './native.mapping.ts';
 import { NativeRequest, NativeResponse } from './native.schemas.ts';
 import { countPromptTokens, generateText, streamText, type TextCall } from './text.service.ts';
-import type { TextChunk } from './text.types.ts';
+import type { TextChunk } from '../../core/text/provider.ts';
 import type { Json } from '../../core/text/index.ts';
 import { answerWire, wireTextCall } from './wire-call.ts';
 

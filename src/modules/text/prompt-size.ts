@@ -1,12 +1,12 @@
 import type { AppContext } from '../../context.ts';
-import { badRequest, paymentRequired } from '../../http/errors.ts';
+import { badRequest, paymentRequired } from '../../core/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import { contextWindow } from '../catalog/models.ts';
 import { assertPriced } from './call-price.ts';
-import { MAX_TOKEN_BYTES } from './token-count.ts';
-import { countOffLoop } from './token-thread.ts';
-import { promptTokens, rememberPrompt, uncounted, type Uncounted } from './tokens.ts';
-import type { TextRequest } from './text.types.ts';
+import { MAX_TOKEN_BYTES } from '../../lib/tokens/token-count.ts';
+import { countOffLoop } from '../../lib/tokens/token-thread.ts';
+import { promptTokens, rememberPrompt, uncounted, type Uncounted } from '../../lib/tokens/tokens.ts';
+import type { TextRequest } from '../../core/text/provider.ts';
 
 // A prompt is sized before any money moves and before any upstream is asked, and its count kept for
 // the hold and the settlement (tokens.ts):

@@ -1,16 +1,16 @@
 import type { AppContext } from '../../context.ts';
-import { notFound, type ApiError } from '../../http/errors.ts';
+import { notFound, type ApiError } from '../../core/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import type { Channel } from '../../db/types.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import type { TextOutcome } from '../text-money/index.ts';
 import { costOf, holdFor } from './call-price.ts';
-import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from './text.types.ts';
-import { NOTHING_USED, TextUpstreamUnavailable } from './text.types.ts';
+import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from '../../core/text/provider.ts';
+import { NOTHING_USED, TextUpstreamUnavailable } from '../../core/text/provider.ts';
 import { throughTextView } from './wire-legacy.ts';
 import { sizePrompt } from './prompt-size.ts';
-import { usageOf, type ReportedUsage } from './tokens.ts';
-import type { CallSignal } from '../../http/call-signal.ts';
+import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
+import type { CallSignal } from '../../lib/call-signal.ts';
 
 export interface TextCall {
   key: CachedKey;

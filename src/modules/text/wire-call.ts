@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FORWARDED_HEADERS, sseText, type Json, type TextRequest as NeutralRequest, type TextStreamEvent, type WireFormat } from '../../core/text/index.ts';
 import { FORMATS } from '../../formats/index.ts';
 import type { AppContext } from '../../context.ts';
-import type { ApiError } from '../../http/errors.ts';
+import type { ApiError } from '../../core/errors.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
 import { generateText, streamText, type TextCall } from './text.service.ts';
 import { wireView } from './wire-view.ts';

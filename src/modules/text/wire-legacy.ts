@@ -1,8 +1,8 @@
 import { UntranslatableField, type TextAnswer, type TextRequest as NeutralRequest, type TextStreamEvent, type WireCall } from '../../core/text/index.ts';
 import { newId } from '../../lib/ids.ts';
 import { callerFrames, encodeForCaller } from '../../providers/wire-text.ts';
-import type { CallSignal } from '../../http/call-signal.ts';
-import type { FinishReason, TextChunk, TextProvider, TextRequest, TextResult } from './text.types.ts';
+import type { CallSignal } from '../../lib/call-signal.ts';
+import type { FinishReason, TextChunk, TextProvider, TextRequest, TextResult } from '../../core/text/provider.ts';
 
 // A wire call on an upstream that knows only text and images (another gateway's native endpoint,
 // a relay): the text view goes (wire-view.ts), the answer is encoded in the caller's format. What

@@ -1,6 +1,6 @@
 import type { ContentPart, TextMessage as NeutralMessage, WireCall } from '../../core/text/index.ts';
 import { DEFAULT_MAX_OUTPUT } from './native.mapping.ts';
-import type { TextPart, TextRequest } from './text.types.ts';
+import type { TextPart, TextRequest } from '../../core/text/provider.ts';
 
 // What the money and the limits read of a wire call (the hold's prompt count, the output ceiling,
 // the context-window limit): its turns as text and images. Everything else that goes upstream

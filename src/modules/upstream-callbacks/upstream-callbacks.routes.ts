@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
-import { notFound, rateLimited } from '../../http/errors.ts';
+import { notFound, rateLimited } from '../../core/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { getTask } from '../tasks/tasks.repo.ts';
 import { CALLBACK_PATH, tokenMatches } from './callback-token.ts';

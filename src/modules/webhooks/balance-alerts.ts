@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AppContext } from '../../context.ts';
 import type { Database, Job } from '../../db/types.ts';
-import { badRequest } from '../../http/errors.ts';
+import { badRequest } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toBalance, toCredits } from '../../lib/money.ts';
 import type { JobHandler } from '../../jobs/runner.ts';

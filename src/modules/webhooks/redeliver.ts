@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.ts';
-import { badRequest, notFound } from '../../http/errors.ts';
+import { badRequest, notFound } from '../../core/errors.ts';
 import { enqueue } from '../../jobs/jobs.repo.ts';
 import { bumpWebhookRound, getTask } from '../tasks/tasks.repo.ts';
 

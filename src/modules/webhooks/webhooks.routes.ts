@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { adminGuard } from '../../http/auth.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../core/errors.ts';
 import { ErrorResponses, IdParams } from '../../http/schemas.ts';
 import { rotateSigningSecret, signingSecret } from './webhooks.repo.ts';
 import { ADMIN_SURFACE, declareSurface } from '../../http/surface.ts';

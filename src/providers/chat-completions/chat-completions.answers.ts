@@ -1,4 +1,4 @@
-import { reportedTokens, type ReportedUsage } from '../../modules/text/tokens.ts';
+import { reportedTokens, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 
 // The chat-completions answers as the openai SDK types them (ChatCompletion, ChatCompletionChunk,
 // CompletionUsage; errors as {error: {message, type, code}}). Nothing checks one against these

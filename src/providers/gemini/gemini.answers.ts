@@ -1,4 +1,4 @@
-import { reportedTokens, type ReportedUsage } from '../../modules/text/tokens.ts';
+import { reportedTokens, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 
 // The Gemini API's answers as @google/genai types them (GenerateContentResponse, CountTokensResponse,
 // the error envelope); native upstreams answer in the same format. Nothing checks an answer against

@@ -1,8 +1,8 @@
 import type { Channel } from '../../db/types.ts';
-import { badGateway, badRequest } from '../../http/errors.ts';
-import type { CallSignal } from '../../http/call-signal.ts';
-import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
-import { usageOf, type ReportedUsage } from '../../modules/text/tokens.ts';
+import { badGateway, badRequest } from '../../core/errors.ts';
+import type { CallSignal } from '../../lib/call-signal.ts';
+import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../core/text/provider.ts';
+import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import { geminiClasses, type CountTokensAnswer, type GeminiError, type GenerateContentAnswer } from './gemini.answers.ts';
 import { modelPath } from './gemini.http.ts';

@@ -1,4 +1,4 @@
-import { reportedTokens, type ReportedUsage } from '../../modules/text/tokens.ts';
+import { reportedTokens, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 
 // The messages API's answers and stream events as the vendor's SDK types them (Message,
 // RawMessageStreamEvent). Nothing checks one against these shapes on the way in (JSON.parse hands

@@ -1,7 +1,7 @@
-import { badGateway } from '../../http/errors.ts';
-import { TextUpstreamUnavailable } from '../../modules/text/text.types.ts';
-import type { FinishReason, TextChunk, TextRequest } from '../../modules/text/text.types.ts';
-import { laterUsage, usageOf, type ReportedUsage } from '../../modules/text/tokens.ts';
+import { badGateway } from '../../core/errors.ts';
+import { TextUpstreamUnavailable } from '../../core/text/provider.ts';
+import type { FinishReason, TextChunk, TextRequest } from '../../core/text/provider.ts';
+import { laterUsage, usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import { messagesClasses, type MessagesEvent } from './messages.answers.ts';
 import { maxAnswerBytes, UpstreamAnswerCut } from '../upstream-read.ts';
 

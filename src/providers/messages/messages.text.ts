@@ -1,9 +1,9 @@
-import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
-import { laterUsage, usageOf, type ReportedUsage } from '../../modules/text/tokens.ts';
-import { badGateway } from '../../http/errors.ts';
+import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../core/text/provider.ts';
+import { laterUsage, usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
+import { badGateway } from '../../core/errors.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
-import type { CallSignal } from '../../http/call-signal.ts';
+import type { CallSignal } from '../../lib/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
 import { messagesClasses, type MessagesAnswer, type MessagesEvent, type TextDelta } from './messages.answers.ts';
 import { FINISH, forwardEvents } from './messages.events.ts';

@@ -1,8 +1,8 @@
-import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
-import { usageOf, type ReportedUsage } from '../../modules/text/tokens.ts';
+import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../core/text/provider.ts';
+import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
-import type { CallSignal } from '../../http/call-signal.ts';
+import type { CallSignal } from '../../lib/call-signal.ts';
 import type { Channel } from '../../db/types.ts';
 import { geminiClasses, type GenerateContentAnswer } from '../gemini/gemini.answers.ts';
 import { lineFeeds } from '../gemini/gemini.text.ts';

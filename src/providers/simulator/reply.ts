@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { decode, encode } from 'gpt-tokenizer';
-import type { TextRequest, TextResult } from '../../modules/text/text.types.ts';
+import type { TextRequest, TextResult } from '../../core/text/provider.ts';
 
 // The simulator's deterministic text reply, shared by its text-view provider (text.ts) and its
 // wire surfaces (wire.ts).

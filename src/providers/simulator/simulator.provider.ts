@@ -1,4 +1,4 @@
-import { countText } from '../../modules/text/token-count.ts';
+import { countText } from '../../lib/tokens/token-count.ts';
 import type { RenderSpec } from '../../blobs/signed-urls.ts';
 import type { Pricing } from '../../modules/billing/pricing.ts';
 import type { ImageParams } from '../../modules/catalog/image-rules.ts';

@@ -1,9 +1,9 @@
 import { decode, encode } from 'gpt-tokenizer';
-import { promptTokens } from '../../modules/text/tokens.ts';
-import type { TextChunk, TextProvider, TextRequest, TextResult } from '../../modules/text/text.types.ts';
-import { TextUpstreamUnavailable } from '../../modules/text/text.types.ts';
+import { promptTokens } from '../../lib/tokens/tokens.ts';
+import type { TextChunk, TextProvider, TextRequest, TextResult } from '../../core/text/provider.ts';
+import { TextUpstreamUnavailable } from '../../core/text/provider.ts';
 import { parseDirectives } from './directives.ts';
-import type { CallSignal } from '../../http/call-signal.ts';
+import type { CallSignal } from '../../lib/call-signal.ts';
 import { simulatedWireAnswer, simulatedWireStream } from './wire.ts';
 import { lastUserText, simulatedReply } from './reply.ts';
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { decode, encode } from 'gpt-tokenizer';
 import type { AnswerPart, ContentPart, TextAnswer, TextStreamEvent, TextRequest as NeutralRequest } from '../../core/text/index.ts';
-import { promptTokens } from '../../modules/text/tokens.ts';
-import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../modules/text/text.types.ts';
+import { promptTokens } from '../../lib/tokens/tokens.ts';
+import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../core/text/provider.ts';
 import { answerResult, callerFrames, encodeForCaller } from '../wire-text.ts';
 import { simulatedReply } from './reply.ts';
 import { instanceOf } from './schema-instance.ts';

@@ -1,4 +1,4 @@
-// Every error a caller can see is built here. The handler (error-handler.ts) turns an ApiError into
+// Every error a caller can see is built here. The handler (http/error-handler.ts) turns an ApiError into
 // the envelope of the route's family; its `code` always equals the HTTP status.
 
 export type ErrorType =

@@ -1,7 +1,7 @@
-import type { CallSignal } from '../../http/call-signal.ts';
-import { NO_USAGE, type UsageClasses } from '../../core/usage.ts';
-import type { ReportedUsage } from './tokens.ts';
-import type { WireCall } from '../../core/text/index.ts';
+import type { CallSignal } from '../../lib/call-signal.ts';
+import { NO_USAGE, type UsageClasses } from '../usage.ts';
+import type { ReportedUsage } from '../usage.ts';
+import type { WireCall } from './index.ts';
 
 // The neutral shape every text endpoint is translated to and every text provider speaks, so the
 // native content/parts endpoint and the messages endpoint share billing and providers.

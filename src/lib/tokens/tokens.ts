@@ -1,7 +1,8 @@
-import type { UsageClasses } from '../../core/usage.ts';
+import type { ReportedUsage, UsageClasses } from '../../core/usage.ts';
+export type { ReportedUsage };
 import { imageTokens } from './image-tokens.ts';
 import { countText } from './token-count.ts';
-import type { TextMessage, TextRequest } from './text.types.ts';
+import type { TextMessage, TextRequest } from '../../core/text/provider.ts';
 
 // Token counts for billing when an upstream reports none, and for the simulator: a real BPE
 // tokenizer from npm (token-count.ts); an image counts by its size (image-tokens.ts). A prompt is
@@ -112,8 +113,6 @@ export function reportedTokens(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 
-/** What an upstream reported of a call's usage, class by class (a class it did not report is undefined). */
-export type ReportedUsage = Partial<UsageClasses>;
 
 /**
  * A call's usage: each class the upstream reported, our count where it reported none: the prompt
