@@ -20,7 +20,7 @@ import { PriceTable } from './modules/billing/price-table.ts';
 import { ChannelRouter } from './modules/channels/channels.service.ts';
 import { createProviders, createTextProviders } from './providers/index.ts';
 import type { TextProvider } from './core/text/provider.ts';
-import type { Channel } from './db/types.ts';
+import type { Channel } from './core/channel.ts';
 import { allModelIds } from './modules/catalog/models.ts';
 import type { TaskProvider } from './providers/types.ts';
 import type { Dispatcher } from 'undici';

@@ -295,6 +295,5 @@ export type ApiKeyUpdate = Updateable<ApiKeysTable>;
 export type LedgerRow = Selectable<LedgerTable>;
 export type Task = Selectable<TasksTable>;
 export type Job = Selectable<JobsTable>;
-export type Channel = Selectable<ChannelsTable>;
 export type Asset = Selectable<AssetsTable>;
 export type AssetGroup = Selectable<AssetGroupsTable>;

@@ -1,7 +1,8 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from 'typebox';
 import type { Config } from '../config.ts';
 import type { Kysely } from 'kysely';
-import type { Channel, Database } from '../db/types.ts';
+import type { Database } from '../db/types.ts';
+import type { Channel } from '../core/channel.ts';
 import type { Pricing } from '../modules/billing/pricing.ts';
 import type { TextProvider } from '../core/text/provider.ts';
 import type { FetchLimits } from './openai/openai.references.ts';

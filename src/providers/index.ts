@@ -2,7 +2,7 @@ import type { Config } from '../config.ts';
 import type { Pricing } from '../modules/billing/pricing.ts';
 import type { TaskProvider } from './types.ts';
 import type { TextProvider } from '../core/text/provider.ts';
-import type { Channel } from '../db/types.ts';
+import type { Channel } from '../core/channel.ts';
 import { CHANNEL_TYPES, channelType } from './registry.ts';
 import type { ProviderDeps } from './channel-type.ts';
 import { referenceLimits } from './reference-limits.ts';
@@ -23,7 +23,7 @@ export function createTextProviders(config: Readonly<Config>) {
   const make = (channel: Channel): TextProvider | undefined => {
     const entry = channelType(channel.type);
     if (!entry?.textProvider || (entry.baseUrl === 'required' && !channel.base_url)) return undefined;
-    return entry.textProvider(channel, JSON.parse(channel.options || '{}') as Record<string, unknown>, config);
+    return entry.textProvider(channel, channel.options as Record<string, unknown>, config);
   };
   // Channel rows are re-read each second as new objects, so a changed URL, secret or option gets a
   // new provider; between reads every call reuses the one made for the row (and what it prepared).

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { Channel, Task } from '../db/types.ts';
+import type { Task } from '../db/types.ts';
+import type { Channel } from '../core/channel.ts';
 import type { RenderSpec } from '../blobs/signed-urls.ts';
 import type { ImageParams } from '../modules/catalog/image-rules.ts';
 import type { VideoParams } from '../modules/catalog/video-rules.ts';

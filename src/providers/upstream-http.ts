@@ -1,6 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Pool } from 'undici';
-import type { Channel } from '../db/types.ts';
+import type { Channel } from '../core/channel.ts';
 import { TextUpstreamUnavailable, type TextChunk, type TextProvider, type TextRequest, type TextResult } from '../core/text/provider.ts';
 import type { CallSignal } from '../lib/call-signal.ts';
 import { requestStreamed, type StreamedResponse } from './upstream-stream.ts';

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.ts';
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import { notFound } from '../../core/errors.ts';
 import type { ChannelTypeEntry } from '../../providers/channel-type.ts';
 import { TEXT_MODELS } from '../catalog/models.ts';
@@ -19,7 +19,7 @@ export interface ChannelTestResult {
 
 /** The text model to ask: one of ours it serves, or for a text-only type any name it serves (an upstream's own). */
 function textModelOf(channel: Channel, entry: ChannelTypeEntry): string | undefined {
-  const models = JSON.parse(channel.models) as string[];
+  const models = [...channel.models];
   if (models.includes('*')) return TEXT_MODELS[0];
   const ours = models.find((m) => TEXT_MODELS.includes(m));
   return ours ?? (entry.serves.every((s) => s === 'text') ? models[0] : undefined);

@@ -1,17 +1,30 @@
 import type { Kysely } from 'kysely';
-import type { Channel, ChannelsTable, Database } from '../../db/types.ts';
-import type { Insertable, Updateable } from 'kysely';
+import type { Channel } from '../../core/channel.ts';
+import type { ChannelsTable, Database } from '../../db/types.ts';
+import type { Insertable, Selectable, Updateable } from 'kysely';
+
+/** A row as the rest of the code sees it: its JSON columns parsed here and nowhere else. */
+export function channelFromRow(row: Selectable<ChannelsTable>): Channel {
+  return {
+    ...row,
+    models: new Set(JSON.parse(row.models) as string[]),
+    model_mapping: new Map(Object.entries(JSON.parse(row.model_mapping) as Record<string, string>)),
+    options: Object.freeze(JSON.parse(row.options || '{}') as Record<string, unknown>),
+  };
+}
 
 export async function insertChannel(db: Kysely<Database>, channel: Insertable<ChannelsTable>): Promise<void> {
   await db.insertInto('channels').values(channel).execute();
 }
 
-export function getChannel(db: Kysely<Database>, id: string): Promise<Channel | undefined> {
-  return db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirst();
+export async function getChannel(db: Kysely<Database>, id: string): Promise<Channel | undefined> {
+  const row = await db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && channelFromRow(row);
 }
 
-export function listChannels(db: Kysely<Database>): Promise<Channel[]> {
-  return db.selectFrom('channels').selectAll().orderBy('priority', 'desc').orderBy('id').execute();
+export async function listChannels(db: Kysely<Database>): Promise<Channel[]> {
+  const rows = await db.selectFrom('channels').selectAll().orderBy('priority', 'desc').orderBy('id').execute();
+  return rows.map(channelFromRow);
 }
 
 export async function updateChannel(db: Kysely<Database>, id: string, changes: Updateable<ChannelsTable>): Promise<boolean> {

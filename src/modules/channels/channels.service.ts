@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Channel, Database } from '../../db/types.ts';
+import type { Database } from '../../db/types.ts';
+import { upstreamModelName, type Channel } from '../../core/channel.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { checkOptions, knownType, mergeOptions, optionsView, type ChannelOptions } from './channel-options.ts';
@@ -71,26 +72,11 @@ export class ChannelRouter {
   }
 }
 
-// A channel row's JSON columns, parsed once per row object (the router re-reads rows each second),
-// not on every request that routes through it.
-const parsed = new WeakMap<Channel, { models: Set<string>; mapping: Record<string, string> }>();
-function parsedColumns(channel: Channel) {
-  let columns = parsed.get(channel);
-  if (!columns) {
-    columns = { models: new Set(JSON.parse(channel.models) as string[]), mapping: JSON.parse(channel.model_mapping) as Record<string, string> };
-    parsed.set(channel, columns);
-  }
-  return columns;
-}
-
 export function servesModel(channel: Channel, model: string): boolean {
-  const { models } = parsedColumns(channel);
-  return models.has(model) || models.has('*');
+  return channel.models.has(model) || channel.models.has('*');
 }
 
-export function upstreamModel(channel: Channel, model: string): string {
-  return parsedColumns(channel).mapping[model] ?? model;
-}
+export const upstreamModel = upstreamModelName;
 
 function priorityGroups(serving: Channel[]): Channel[][] {
   const byPriority = new Map<number, Channel[]>();
@@ -132,12 +118,12 @@ export function channelView(channel: Channel) {
     type: channel.type,
     base_url: channel.base_url,
     has_secret: Boolean(channel.secret),
-    models: JSON.parse(channel.models) as string[],
-    model_mapping: JSON.parse(channel.model_mapping) as Record<string, string>,
+    models: [...channel.models],
+    model_mapping: Object.fromEntries(channel.model_mapping),
     priority: channel.priority,
     weight: channel.weight,
     status: channel.status,
-    options: optionsView(channel.type, JSON.parse(channel.options) as ChannelOptions),
+    options: optionsView(channel.type, channel.options),
     health: healthView(channel),
     created_at: Math.floor(channel.created_at / 1000),
   };
@@ -196,7 +182,7 @@ export async function changeChannel(db: Kysely<Database>, id: string, input: Par
   // A field left out (or undefined, as the CLI passes it) keeps the stored value, also for the check.
   // Another type starts from no options: the old type's settings mean nothing to it.
   const type = input.type ?? existing.type;
-  const stored = type === existing.type ? (JSON.parse(existing.options) as ChannelOptions) : {};
+  const stored = type === existing.type ? existing.options : {};
   const options = checkChannel({
     type,
     base_url: input.base_url === undefined ? existing.base_url : input.base_url,
@@ -252,7 +238,7 @@ export async function ensureSimulatorChannel(db: Kysely<Database>, models: strin
   const id = (await db.selectFrom('meta').select('value').where('name', '=', 'simulator_channel').executeTakeFirst())?.value;
   const channel = id ? await getChannel(db, id) : undefined;
   if (channel) {
-    const served = JSON.parse(channel.models) as string[];
+    const served = channel.models;
     await updateChannel(db, channel.id, { models: JSON.stringify([...new Set([...served, ...added])]) });
   }
   await setMeta(db, 'catalogue_models', JSON.stringify(models));

@@ -28,8 +28,7 @@ export async function modelsForKey(ctx: AppContext, key: CachedKey): Promise<Lis
   const seen = new Map<string, number>();
   for (const channel of await ctx.channels.all()) {
     if (channel.status !== 'enabled') continue;
-    const served = JSON.parse(channel.models) as string[];
-    const ids = served.includes('*') ? Object.keys(ctx.pricing.table().models) : served;
+    const ids = channel.models.has('*') ? Object.keys(ctx.pricing.table().models) : channel.models;
     for (const id of ids) seen.set(id, Math.min(seen.get(id) ?? Infinity, channel.created_at));
   }
   return [...seen]

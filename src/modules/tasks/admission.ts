@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Channel, Database, Task } from '../../db/types.ts';
+import type { Database, Task } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 
 // Admission control (issue 23): a channel's `options.max_in_flight` bounds the tasks it has at once
 // (ModelArk queues about 120 per account and refuses more). A task over the limit stays `submitted`
@@ -9,19 +10,15 @@ import type { Channel, Database, Task } from '../../db/types.ts';
 // no place in the queue and the deadline sweeper still fails tasks that wait too long.
 
 export function maxInFlight(channel: Channel): number | undefined {
-  try {
-    const value = (JSON.parse(channel.options || '{}') as { max_in_flight?: unknown }).max_in_flight;
-    return Number.isInteger(value) && (value as number) > 0 ? (value as number) : undefined;
-  } catch {
-    return undefined;
-  }
+  const value = channel.options.max_in_flight;
+  return Number.isInteger(value) && (value as number) > 0 ? (value as number) : undefined;
 }
 
 /** True when `task` may be handed to `channel` now. */
 export async function admitted(db: Kysely<Database>, channel: Channel, task: Task): Promise<boolean> {
   const max = maxInFlight(channel);
   if (max === undefined) return true;
-  const models = JSON.parse(channel.models) as string[];
+  const models = [...channel.models];
   // Both counts in one statement, so one snapshot: counted apart, a task moving from submitted to
   // processing between the two reads was in neither, and one task too many went out.
   const row = await db

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Channel, Database } from '../../db/types.ts';
+import type { Database } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 
 // What the task engine tells the operator about a channel (shown by the console and `channels list`):
 // submits that failed before the upstream accepted them, in a row, and a 401/403 that needs a new secret.

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import { notFound, type ApiError } from '../../core/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import type { TextOutcome } from '../text-money/index.ts';
 import { costOf, holdFor } from './call-price.ts';

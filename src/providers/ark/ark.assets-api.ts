@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import { readBoundedText } from '../upstream-read.ts';
 import { ChannelRefused, UpstreamRejected } from '../types.ts';
 import type { AssetAnswer, AssetResult } from './ark.answers.ts';
@@ -23,12 +23,7 @@ export interface AssetLibrary {
 
 /** The channel's asset-library settings; a channel without its keys cannot review. */
 export function assetLibrary(channel: Channel): AssetLibrary {
-  let options: Record<string, unknown> = {};
-  try {
-    options = JSON.parse(channel.options || '{}');
-  } catch {
-    // An unreadable options column reads as no keys.
-  }
+  const options = channel.options;
   const accessKeyId = typeof options.access_key_id === 'string' ? options.access_key_id : '';
   const secretAccessKey = typeof options.secret_access_key === 'string' ? options.secret_access_key : '';
   if (!accessKeyId || !secretAccessKey) {

@@ -48,9 +48,9 @@ export const arkChannel: ChannelTypeEntry<typeof ArkOptions> = {
   // ModelArk has no free call to ask: an image request without its prompt is refused for the missing
   // field only after the key and the model were accepted, and makes nothing.
   async test(probe) {
-    const models = JSON.parse(probe.channel.models) as string[];
+    const models = [...probe.channel.models];
     const ours = models.find((m) => m in ARK_IMAGE_MODELS) ?? 'imgart-5-0-lite';
-    const mapped = (JSON.parse(probe.channel.model_mapping) as Record<string, string>)[ours] ?? ours;
+    const mapped = probe.channel.model_mapping.get(ours) ?? ours;
     const model = mapped === ours ? ARK_IMAGE_MODELS[ours]! : mapped;
     try {
       await arkCall({ channel: probe.channel, method: 'POST', path: '/api/v3/images/generations', body: { model }, timeoutMs: probe.timeoutMs });

@@ -1,5 +1,5 @@
 import { getGlobalDispatcher } from 'undici';
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import { requestWhole } from '../upstream-whole.ts';
 import { ChannelRefused, UpstreamRejected } from '../types.ts';
 import type { ArkErrorBody } from './ark.answers.ts';

@@ -51,7 +51,7 @@ export class ArkImages implements TaskProvider {
   async submit(call: TaskCall): Promise<ProviderStep> {
     const { channel, task } = call;
     const params = call.params as ImageParams;
-    const options = JSON.parse(channel.options || '{}') as ArkOptions;
+    const options = channel.options as ArkOptions;
     const n: number = params.n ?? 1;
     const references: string[] = params.image_urls ?? [];
     const body: Record<string, unknown> = {

@@ -1,4 +1,4 @@
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import type { TaskCall } from '../types.ts';
 import type { ArkTaskList } from './ark.answers.ts';
 
@@ -17,12 +17,8 @@ const GATHER_MS = 20;
 const MAX_BATCH = 100;
 
 export function requestsPerSecond(channel: Channel): number | undefined {
-  try {
-    const value = (JSON.parse(channel.options || '{}') as { max_requests_per_second?: unknown }).max_requests_per_second;
-    return Number.isInteger(value) && (value as number) > 0 ? (value as number) : undefined;
-  } catch {
-    return undefined;
-  }
+  const value = channel.options.max_requests_per_second;
+  return Number.isInteger(value) && (value as number) > 0 ? (value as number) : undefined;
 }
 
 /**

@@ -172,11 +172,7 @@ function runningProgress(call: TaskCall): number {
 }
 
 function channelOption(call: TaskCall, name: string): unknown {
-  try {
-    return (JSON.parse(call.channel.options || '{}') as Record<string, unknown>)[name];
-  } catch {
-    return undefined;
-  }
+  return call.channel.options[name];
 }
 
 export function referencedAssets(params: VideoParams): string[] {

@@ -3,7 +3,7 @@ import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../cor
 import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import { wireGenerate, wireStream, type WireRoute } from '../wire-text.ts';
 import { chatClasses, type ChatChunk, type ChatCompletion, type ChatErrorBody } from './chat-completions.answers.ts';
 

@@ -41,11 +41,11 @@ export const geminiChannel: ChannelTypeEntry<typeof GeminiChannelOptions> = {
   async test(probe) {
     const answered = await probe.text();
     if (answered) return answered;
-    const models = JSON.parse(probe.channel.models) as string[];
+    const models = [...probe.channel.models];
     const ours = models.find((m) => m in GEMINI_IMAGE_MODELS) ?? 'imgflash-3.1-preview';
-    const mapped = (JSON.parse(probe.channel.model_mapping) as Record<string, string>)[ours] ?? ours;
+    const mapped = probe.channel.model_mapping.get(ours) ?? ours;
     const model = mapped === ours ? GEMINI_IMAGE_MODELS[ours]! : mapped;
-    const options = JSON.parse(probe.channel.options || '{}') as GeminiChannelOptions;
+    const options = probe.channel.options as GeminiChannelOptions;
     const found = (await geminiCall({ channel: probe.channel, options, method: 'GET', path: modelPath(model), timeoutMs: probe.timeoutMs })) as GeminiModel | null;
     return `${found?.name ?? model} is available to this key`;
   },

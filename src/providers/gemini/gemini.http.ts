@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { getGlobalDispatcher } from 'undici';
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import { abortAfter } from '../../lib/abort-after.ts';
 import { extraHeaders } from '../channel-type.ts';
 import { requestWhole } from '../upstream-whole.ts';

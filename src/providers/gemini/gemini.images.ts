@@ -110,7 +110,7 @@ export class GeminiImages implements TaskProvider {
   async submit(call: TaskCall): Promise<ProviderStep> {
     const { channel } = call;
     const params = call.params as ImageParams;
-    const options = JSON.parse(channel.options || '{}') as GeminiChannelOptions;
+    const options = channel.options as GeminiChannelOptions;
     const timeoutMs = this.deps.timeoutMs(options);
     const urls: [string, string][] = ((params.image_urls ?? []) as string[]).map((url, i) => [`image_urls[${i}]`, url]);
     for (const [field, url] of urls) {

@@ -1,4 +1,4 @@
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import { badGateway, badRequest } from '../../core/errors.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../core/text/provider.ts';

@@ -4,7 +4,7 @@ import { badGateway } from '../../core/errors.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import { messagesClasses, type MessagesAnswer, type MessagesEvent, type TextDelta } from './messages.answers.ts';
 import { FINISH, forwardEvents } from './messages.events.ts';
 import { upstreamBody, vendorHeaders, wireGenerate, wireStream, type WireRoute } from '../wire-text.ts';

@@ -3,7 +3,7 @@ import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import { clientError } from '../chat-completions/chat-completions.text.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import { geminiClasses, type GenerateContentAnswer } from '../gemini/gemini.answers.ts';
 import { lineFeeds } from '../gemini/gemini.text.ts';
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { request } from 'undici';
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import { ExtraHeaders, extraHeaders, Options, defineChannelType } from '../channel-type.ts';
 import { IMAGE_TIMEOUT_MS, OPENAI_IMAGE_MODELS, OpenAIImages } from './openai.images.ts';
 import { OpenAIText } from './openai.text.ts';
@@ -29,7 +29,7 @@ function headersOf(channel: Channel, options: OpenAIOptions): Record<string, str
   };
 }
 
-const optionsOf = (channel: Channel) => JSON.parse(channel.options || '{}') as OpenAIOptions;
+const optionsOf = (channel: Channel) => channel.options as OpenAIOptions;
 
 export const openaiChannel = defineChannelType({
   type: 'openai',
@@ -51,9 +51,9 @@ export const openaiChannel = defineChannelType({
   async test(probe) {
     const answered = await probe.text();
     if (answered) return answered;
-    const served = JSON.parse(probe.channel.models) as string[];
+    const served = [...probe.channel.models];
     const ours = served.find((m) => m in OPENAI_IMAGE_MODELS) ?? 'imggen-2-official';
-    const model = (JSON.parse(probe.channel.model_mapping) as Record<string, string>)[ours] ?? OPENAI_IMAGE_MODELS[ours]!;
+    const model = probe.channel.model_mapping.get(ours) ?? OPENAI_IMAGE_MODELS[ours]!;
     const res = await request(`${probe.channel.base_url}/v1/models/${encodeURIComponent(model)}`, {
       headers: headersOf(probe.channel, optionsOf(probe.channel)),
       headersTimeout: probe.timeoutMs,

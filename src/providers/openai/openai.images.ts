@@ -1,5 +1,5 @@
 import { FormData, request, type Dispatcher } from 'undici';
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import type { ImageParams } from '../../modules/catalog/image-rules.ts';
 import { readBoundedText } from '../upstream-read.ts';
 import { ChannelRefused, UpstreamRejected, type Produced, type ProviderStep, type TaskCall, type TaskProvider } from '../types.ts';

@@ -1,4 +1,4 @@
-import type { Channel } from '../../db/types.ts';
+import type { Channel } from '../../core/channel.ts';
 import { ChatCompletionsText } from '../chat-completions/chat-completions.text.ts';
 
 // Text on the OpenAI API: POST /v1/chat/completions with `Authorization: Bearer`, as the openai SDK
