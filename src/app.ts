@@ -111,7 +111,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : nextRequestId();
     },
-    // SPEC wants JSON types as sent: `n: "2"` is an error, not a 2.
+    // JSON types count as sent: `n: "2"` is an error, not a 2.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
     // Fastify's own 503 while closing has its own body; the onRequest hook below answers in ours.
     return503OnClosing: false,

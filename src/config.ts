@@ -68,7 +68,7 @@ export interface Config {
     sweepEveryMs: number;
   };
   relayPollMs: number;
-  /** Video upstreams (ModelArk): polling, upstream callbacks, admission control (issue 23). */
+  /** Video upstreams (ModelArk): polling, upstream callbacks, admission control. */
   upstreamTasks: {
     pollMs: number;
     maxPollMs: number;

@@ -63,7 +63,7 @@ export function typeForStatus(status: number): ErrorType {
   return TYPE_BY_STATUS[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
 }
 
-// Status strings of the native text envelope (SPEC 7.2).
+// Status strings of the native text envelope.
 const NATIVE_STATUS: Record<number, string> = {
   400: 'INVALID_ARGUMENT',
   401: 'UNAUTHENTICATED',

@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
  * SQLite copies the WAL back into the database file in checkpoints. Left to the write connection, a
  * checkpoint ran on the event loop every ~1,000 WAL pages and took ~24 ms under the text load (its
  * fsyncs write back every page it copied), stalling every request in the process meanwhile. A thread
- * with its own connection now does that work in the background (PASSIVE checkpoints never wait for,
+ * with its own connection does that work in the background (PASSIVE checkpoints never wait for,
  * nor block, the writer). The write connection keeps its automatic checkpoint: under constant writes
  * the background never finds the WAL quiet, and only the writer, between two of its own commits,
  * can finish a checkpoint that lets the WAL start over; by then the background has copied and
@@ -17,7 +17,7 @@ import { Worker } from 'node:worker_threads';
  * that catches up lets the writer start the WAL over, which syncs the WAL's header on the event
  * loop (~1 ms here). Under the text bench, checkpoints every 5-50 ms (~300 frames) meant ~36
  * checkpoints a second and ~30 of those syncs on the event loop; at 100-400 ms, ~5 and ~2, and a
- * text call took ~6% less CPU (bench/README.md, "Session 8"). The price: with synchronous=NORMAL
+ * text call took ~6% less CPU. The price: with synchronous=NORMAL
  * the WAL is synced at checkpoints, so a power loss (not a crash of the process) can lose up to
  * ~400 ms of commits instead of ~50 ms.
  * An idea not taken: having the thread pause near 1,000 pages to leave the writer room made the

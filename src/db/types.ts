@@ -85,7 +85,7 @@ export interface TasksTable {
   key_limited: number;
   cost: number | null;
   webhook: string | null;
-  /** JSON of SPEC 2.5 `result`. */
+  /** JSON of the task record's `result`. */
   result: string | null;
   error_code: string | null;
   error_message: string | null;
@@ -162,13 +162,13 @@ export interface AssetGroupsTable {
   user_id: string;
   name: string;
   description: string | null;
-  /** Always `AIGC` for groups made by avatar submits (SPEC 4.3). */
+  /** Always `AIGC` for groups made by avatar submits. */
   kind: string;
   project_name: string;
   created_at: number;
 }
 
-/** `Pending` while its review runs; then `Active` or `Failed` (SPEC 2.6). */
+/** `Pending` while its review runs; then `Active` or `Failed`. */
 export type AssetStatus = 'Pending' | 'Active' | 'Failed';
 
 export interface AssetsTable {

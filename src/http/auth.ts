@@ -17,7 +17,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const VENDOR_HEADERS = ['x-api-key', 'x-goog-api-key'] as const;
 
 /**
- * The key, from the sources the route declares (http/surface.ts; SPEC 5: Bearer everywhere,
+ * The key, from the sources the route declares (http/surface.ts: Bearer everywhere,
  * `x-api-key` on the messages routes, `x-goog-api-key` and `?key=` on the native ones). A vendor's
  * header is read before Bearer, whatever the declared order.
  */
@@ -43,7 +43,7 @@ const ASKED: Record<KeySource, string> = {
   query: 'the query parameter key=<key>',
   session: 'a console session',
 };
-// SPEC 5.1's default, for a route added without a declaration (app.ts refuses those of the app's own plugins).
+// Bearer only: the default for a route added without a declaration (app.ts refuses those of the app's own plugins).
 const BEARER_ONLY: readonly KeySource[] = ['bearer'];
 
 // A key's SHA-256 is what the key cache is indexed by. Hashing it on every request was ~2% of a
@@ -64,7 +64,7 @@ function keyDigest(token: string): { bytes: Buffer; hex: string } {
 }
 
 export interface KeyGuardOptions {
-  /** The balance routes answer a deleted key with 200 `{success:false}` instead of 401 (SPEC 4.1). */
+  /** The balance routes answer a deleted key with 200 `{success:false}` instead of 401. */
   allowDeleted?: boolean;
   /** The model the call uses, checked against the key's `models` before any hold (key-policy.ts). */
   model?: ModelOf;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 
-// CORS for every route (SPEC 4.1/4.2): any origin may call with a key, and read our headers.
+// CORS for every route: any origin may call with a key, and read our headers.
 // Written here rather than with @fastify/cors to keep it to two headers set in the request-id hook
 // (see app.ts) on the hot path, plus one preflight route.
 

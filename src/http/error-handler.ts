@@ -8,8 +8,8 @@ import { declaredRoutes, type Family } from './route-table.ts';
 import { ApiError, nativeStatus, notFound, payloadTooLarge, serviceUnavailable, typeForStatus, unsupportedMediaType } from '../core/errors.ts';
 
 // The one place where errors become response bodies. Each route declares its envelope's family
-// (http/surface.ts): standard (SPEC 7.1), native (SPEC 7.2), messages (7.1 plus `"type":"error"`)
-// or openai (7.1 plus the `param` the OpenAI SDK reads). Where no route is at hand, the path decides
+// (http/surface.ts): standard, native, messages (standard plus `"type":"error"`)
+// or openai (standard plus the `param` the OpenAI SDK reads). Where no route is at hand, the path decides
 // through the table of declared routes (route-table.ts).
 export function envelopeBody(family: Family, error: ApiError): unknown {
   if (family === 'native') return { error: { code: error.status, message: error.message, status: nativeStatus(error.status) } };

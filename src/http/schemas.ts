@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 
-// SPEC 7.1: the standard error envelope, shared by every route's documented error responses.
+// The standard error envelope, shared by every route's documented error responses.
 export const ErrorEnvelope = Type.Object(
   {
     error: Type.Object(

@@ -6,9 +6,10 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 // route's declaration, never its URL; app.ts refuses to start when a route declares nothing.
 
 /**
- * `standard`: SPEC 7.1. `native`: SPEC 7.2 (the native text routes and the Gemini surface).
- * `messages`: 7.1 plus `"type":"error"` (the messages routes, and `/v1/models`, which the messages
- * SDK reads). `openai`: 7.1 plus the `param` the OpenAI SDK reads (chat completions).
+ * `standard`: `{error: {code, message, type}}`. `native`: `{error: {code, message, status}}` (the
+ * native text routes and the Gemini surface). `messages`: standard plus `"type":"error"` (the
+ * messages routes, and `/v1/models`, which the messages SDK reads). `openai`: standard plus the
+ * `param` the OpenAI SDK reads (chat completions).
  * `of-path`: a route that answers for any path (the CORS preflight) speaks the envelope of the
  * route that serves that path.
  */

@@ -30,7 +30,7 @@ export async function countUsers(db: Kysely<Database>): Promise<number> {
   return Number(row.n);
 }
 
-// The account's remaining and used quota are read separately, as SPEC 4.2 distinguishes their failures.
+// The account's remaining and used quota are read separately: GET /user/balance names which failed.
 // Both add back what text money holds and has not spent (in the same statement: one snapshot), so a
 // caller sees what calls cost, not money held for calls in flight.
 const quotaOf = preparedQuery((db, held: string, id: string) =>

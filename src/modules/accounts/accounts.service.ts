@@ -14,7 +14,7 @@ import { getKey, insertKey, listKeys, lockKey, updateKey, updateKeySettings } fr
 type Ctx = Pick<AppContext, 'db' | 'config' | 'keyCache' | 'quotas' | 'textMoney'>;
 
 // The views add back what text money holds and has not spent (ctx.textMoney.pendingFor), as the
-// balance routes do (SPEC 2.3): the numbers say what calls cost.
+// balance routes do: the numbers say what calls cost.
 const NOTHING_PENDING: Pending = { unspent: 0, limited: 0 };
 
 export function userView(ctx: Ctx, user: User, held: Pending = NOTHING_PENDING) {

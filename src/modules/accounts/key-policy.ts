@@ -2,7 +2,7 @@ import net, { BlockList } from 'node:net';
 import { badRequest, forbidden } from '../../core/errors.ts';
 import { resolveModel } from '../catalog/models.ts';
 
-// A key's policy (DESIGN "Key policies"): the models it may use, the client addresses it may come
+// A key's policy: the models it may use, the client addresses it may come
 // from and when it stops working. Stored as JSON columns; compiled once per cache entry into a Set
 // and a BlockList, so the check on every call is a few comparisons.
 

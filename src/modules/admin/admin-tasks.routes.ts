@@ -8,8 +8,8 @@ import { deliveriesOf, tasksForOperator } from './admin-tasks.service.ts';
 import { Attempt, TasksQuery } from './admin.schemas.ts';
 import { ADMIN_SURFACE, declareSurface } from '../../http/surface.ts';
 
-// The operator's view of tasks and their callbacks. Registered just before webhooksRoutes, where
-// these routes used to live, so the OpenAPI document lists its paths in the same order.
+// The operator's view of tasks and their callbacks. Registered just before webhooksRoutes, so the
+// OpenAPI document lists these paths beside the callbacks' own.
 export function adminTasksRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     declareSurface(app, ADMIN_SURFACE);

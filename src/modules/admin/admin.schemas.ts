@@ -15,7 +15,7 @@ export const TopUpBody = Type.Object({
   note: Type.Optional(Type.String({ maxLength: 500 })),
 }, closed);
 
-// Low-balance alert (issue 25): one signed `balance.low` event when the balance crosses below alert_below.
+// Low-balance alert: one signed `balance.low` event when the balance crosses below alert_below.
 export const AlertFields = {
   alert_below: Type.Optional(Type.Union([Amount, Type.Null()], { description: 'Alert when the balance falls below this amount (balance unit); null = off' })),
   alert_url: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: 'Where the signed balance.low event is POSTed (callback address rules)' })),
@@ -47,7 +47,7 @@ const RateLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }),
   description: 'Requests per minute for this key; null uses RATE_LIMIT_RPM',
 });
 
-// Key policy (DESIGN "Key policies"): the same three fields on every key write, admin and console.
+// Key policy (accounts/key-policy.ts): the same three fields on every key write, admin and console.
 export const PolicyFields = {
   models: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 500, description: 'Model ids the key may use (aliases become their id); empty = every model' })),
   allowed_ips: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 60 }), { maxItems: 200, description: 'IPv4/IPv6 addresses or CIDRs the key may be used from (the client address as TRUST_PROXY defines it); empty = anywhere' })),

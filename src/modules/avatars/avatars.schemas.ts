@@ -8,7 +8,7 @@ const AssetInput = Type.Object(
   { additionalProperties: true },
 );
 
-// POST /v1/seedance2/private-avatar (SPEC 4.3). Which fields may go together is checked by
+// POST /v1/seedance2/private-avatar. Which fields may go together is checked by
 // avatar-rules.ts; a field's absence is allowed here so those rules can name what is missing.
 export const AvatarRequest = Type.Object(
   {
@@ -28,7 +28,7 @@ export { AssetInput };
 
 const AssetEntry = Type.Object({ asset_id: Type.String(), asset_url: Type.String({ description: 'asset://<asset_id>' }), status: Type.String({ description: 'Active or Failed' }) });
 
-// SPEC 2.6 receipt, plus the group the assets went into.
+// The avatar receipt, plus the group the assets went into.
 export const AvatarReceipt = Type.Object(
   {
     code: Type.Literal(200),

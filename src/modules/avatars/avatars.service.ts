@@ -14,8 +14,8 @@ import { getAssets, getGroup, insertAssets, insertGroup } from './avatars.repo.t
 export const assetUrl = (id: string) => `asset://${id}`;
 
 /**
- * SPEC 4.3: a group (made now, or the caller's existing one), the assets as Pending, and the review
- * task with its hold, all in one transaction; the review itself runs as a task (SPEC 3).
+ * An avatar submit: a group (made now, or the caller's existing one), the assets as Pending, and the
+ * review task with its hold, all in one transaction; the review itself runs as a task.
  */
 export async function submitAvatar(ctx: AppContext, key: CachedKey, body: AvatarRequest): Promise<AvatarReceipt> {
   const submission = normalizeAvatarRequest(body);

@@ -1,6 +1,6 @@
 export type { Asset } from '../../db/types.ts';
 
-/** An asset as task results show it (SPEC 2.6). */
+/** An asset as task results show it. */
 export interface TaskResultAsset {
   asset_id: string;
   asset_url: string;

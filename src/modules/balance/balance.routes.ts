@@ -10,7 +10,7 @@ export function balanceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     declareSurface(app, { envelope: 'standard', keySources: ['bearer'] });
     // Balance reads spend nothing: they count against the key's read budget (auth.ts).
-    // A deleted key still reads its own record (200, success:false, SPEC 4.1), but nothing else.
+    // A deleted key still reads its own record (200, success:false), but nothing else.
     const allowDeleted = keyGuard(ctx, { allowDeleted: true, read: true });
     const accountGuard = keyGuard(ctx, { read: true });
     const keySchema = {

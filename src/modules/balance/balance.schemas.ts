@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 
-// SPEC 2.2: the balance of the calling key.
+// The balance of the calling key.
 export const KeyBalance = Type.Object(
   {
     success: Type.Boolean(),
@@ -15,7 +15,7 @@ export const KeyBalance = Type.Object(
 );
 export type KeyBalance = Static<typeof KeyBalance>;
 
-// SPEC 2.3: the balance of the whole account, with no unlimited_quota field.
+// The balance of the whole account, with no unlimited_quota field.
 export const UserBalance = Type.Object(
   {
     success: Type.Boolean(),

@@ -2,7 +2,7 @@ import { badRequest } from '../../core/errors.ts';
 import type { AvatarRequest } from '../avatars/avatars.schemas.ts';
 import { mediaUrl, oneOf } from './rule-kit.ts';
 
-// SPEC 4.3 as rules: group xor group_id; `assets` (1-20) xor the single-asset url + name.
+// The avatar submit's rules: group xor group_id; `assets` (1-20) xor the single-asset url + name.
 
 export const MAX_ASSETS = 20;
 export const ASSET_TYPES = ['Image', 'Video', 'Audio'] as const;

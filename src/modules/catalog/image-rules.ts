@@ -50,12 +50,12 @@ function size(model: ImageModel, requested: string | undefined, resolution: stri
 
 function resolution(model: ImageModel, requested: string | undefined): string {
   const value = lower(requested) ?? model.defaultResolution;
-  // imglite-3.1 makes only 1K: other tiers are quietly produced at 1K (SPEC 4.6.7).
+  // imglite-3.1 makes only 1K: other tiers are quietly produced at 1K.
   if (model.downgraded.includes(value)) return model.defaultResolution;
   return oneOf('resolution', value, model.resolutions);
 }
 
-/** Applies every rule of SPEC 4.6 for the chosen model; returns the complete parameter set. */
+/** Applies every image rule of the chosen model; returns the complete parameter set. */
 export function normalizeImageRequest(body: ImageRequest): ImageParams {
   const model = resolveModel(body.model ?? DEFAULT_IMAGE_MODEL);
   if (!model) throw badRequest(`model: unknown model "${body.model}"`);
@@ -79,7 +79,7 @@ export function normalizeImageRequest(body: ImageRequest): ImageParams {
   return params;
 }
 
-// Fields only imggen-2-official takes (SPEC 4.6.1).
+// Fields only imggen-2-official takes.
 function officialFields(body: ImageRequest) {
   const background = oneOf('background', body.background ?? 'auto', ['auto', 'opaque', 'transparent']);
   const out: Partial<ImageParams> = {

@@ -1,15 +1,15 @@
-// The model catalogue of SPEC 2.1 as data. Rules that SPEC leaves open are decided here, once:
+// The model catalogue as data. Rules the public model list leaves open are decided here, once:
 // - Resolution strings are case-insensitive and normalized to lower case (`2K` == `2k`).
 // - `imgflash` is "equivalent to imgflash-3.1-preview-official"; that name is accepted as an alias too.
-// - n: 1-4 wherever SPEC gives no range; `imgart-5-0-pro` makes one image per call, so only n = 1.
+// - n: 1-4 unless a model has its own range; `imgart-5-0-pro` makes one image per call, so only n = 1.
 // - Ratios: the imggen-2 family takes its 15 ratios; imgart, imgpro and imglite take the ten common
 //   ratios; imgflash adds its extreme ratios 1:4, 4:1, 1:8, 8:1.
-// - Output formats: png/jpeg/webp, except imgart (png/jpeg, SPEC 4.6.3-4.6.4).
+// - Output formats: png/jpeg/webp, except imgart (png/jpeg).
 // - Reference images: imgart-5-0-lite and imgpro-3-preview, not given, take 10 and 14.
-// - Video `seed` takes -1 to 2^32-1 on every family (SPEC gives the range for 1.5 and 1.0).
-// - 1080p is open to all three 2.0 models (4.5.1 lists it generally); 4k only to vidgen-2.0.
+// - Video `seed` takes -1 to 2^32-1 on every family, 2.0 included.
+// - 1080p is open to all three 2.0 models; 4k only to vidgen-2.0.
 // - `adaptive` renders at 16:9 in the simulator, which does not look at reference media.
-// - The 1.0 models take no `image_urls` (SPEC lists only image_with_roles) and no audio: sending
+// - The 1.0 models take no `image_urls` (they take images only as image_with_roles) and no audio: sending
 //   them is a 400 rather than a silent text-only video.
 
 export type ImageFormat = 'png' | 'jpeg' | 'webp';
@@ -120,10 +120,10 @@ export function resolveModel(name: string): ImageModel | VideoModel | undefined 
   return byName.get(name);
 }
 
-/** The model that reviews avatar assets (SPEC 4.3); named in the avatar receipt. */
+/** The model that reviews avatar assets; named in the avatar receipt. */
 export const AVATAR_REVIEW_MODEL = 'vidgen-2.0-avatar-review';
 
-/** Text models the simulator serves (SPEC leaves text model names free-form; these are ours). */
+/** Text models the simulator serves (text model names are free-form; these are ours). */
 export const TEXT_MODELS = ['textgen-2.5-pro', 'textgen-2.5-flash', 'chatgen-4-sonnet', 'chatgen-4-haiku'];
 
 /**

@@ -1,4 +1,4 @@
-// Pixel sizes for ratio x resolution. SPEC fixes 1:1 (1024, 2048, 2880 at 1k/2k/4k); every other size
+// Pixel sizes for ratio x resolution. 1:1 is fixed (1024, 2048, 2880 at 1k/2k/4k); every other size
 // follows one rule: the long side is the tier's base, then both sides shrink until the image holds
 // no more pixels than the tier's 1:1 image, and both are rounded to a multiple of 16 (down, where
 // rounding to the nearest would cross the tier's pixel budget again, as 4:3 at 4k would).

@@ -17,7 +17,7 @@ export function atMost(field: string, list: unknown[] | undefined, max: number):
 }
 
 /**
- * Characters as SPEC 4.5.1 and 8 count them: Unicode code points, so an emoji (two UTF-16 units in
+ * Characters as prompt limits count them: Unicode code points, so an emoji (two UTF-16 units in
  * a JS string) is one. A loop rather than [...s]: a prompt may be megabytes long.
  */
 export function characters(value: string): number {

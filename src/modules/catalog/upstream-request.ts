@@ -3,8 +3,8 @@ import { resolveModel } from './models.ts';
 import type { VideoParams } from './video-rules.ts';
 
 /**
- * Turns stored, normalized parameters back into a SPEC request body, for an upstream that speaks
- * SPEC itself (relay channels): derived fields are dropped and renamed fields restored.
+ * Turns stored, normalized parameters back into one of our own request bodies, for an upstream that
+ * speaks our API itself (relay channels): derived fields are dropped and renamed fields restored.
  */
 export function upstreamRequest(params: { model: string } & Partial<ImageParams & VideoParams>, upstreamModel: string): Record<string, unknown> {
   const { width: _w, height: _h, format_asked: _asked, ratio, audio, ...rest } = params;

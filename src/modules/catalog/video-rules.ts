@@ -45,7 +45,7 @@ function references(model: VideoModel, body: VideoRequest, assetIds: string[]) {
       if (id) assetIds.push(id);
     });
   };
-  // Rule 1 (4.5.1, 4.5.2): one way of passing images at a time.
+  // One way of passing images at a time.
   notTogether('image_urls', 'image_with_roles', Boolean(body.image_urls && body.image_with_roles));
   check('image_urls', body.image_urls, limits.images);
   check('video_urls', body.video_urls, limits.videos);
@@ -56,7 +56,7 @@ function references(model: VideoModel, body: VideoRequest, assetIds: string[]) {
     oneOf(`image_with_roles[${i}].role`, entry.role, model.roles);
     mediaUrl(`image_with_roles[${i}].url`, entry.url, { allowAsset });
     const id = assetId(entry.url);
-    // An asset in image_with_roles is a reference image (4.5.1), not a first or last frame.
+    // An asset in image_with_roles is a reference image, not a first or last frame.
     if (id && entry.role !== 'reference_image') throw badRequest(`image_with_roles[${i}].role must be reference_image for an asset URL`);
     if (id) assetIds.push(id);
   });
@@ -65,14 +65,14 @@ function references(model: VideoModel, body: VideoRequest, assetIds: string[]) {
     for (const role of ['first_frame', 'last_frame']) if (count(role) > 1) throw badRequest(`image_with_roles takes at most one ${role}`);
   }
   const framed = count('first_frame') + count('last_frame') > 0;
-  // Rule 2 (4.5.1): first/last frames exclude reference videos and audio.
+  // First/last frames exclude reference videos and audio.
   if (framed && (body.video_urls?.length || body.audio_urls?.length)) {
     throw badRequest('video_urls and audio_urls are unavailable when image_with_roles uses first_frame or last_frame');
   }
   return { framed, hasImages: Boolean(body.image_urls?.length || roles.length), hasVideos: Boolean(body.video_urls?.length) };
 }
 
-/** Applies every rule of SPEC 4.5 for the chosen model; returns the complete parameter set. */
+/** Applies every video rule of the chosen model; returns the complete parameter set. */
 export function normalizeVideoRequest(body: VideoRequest): NormalizedVideo {
   const model = resolveModel(body.model);
   if (!model) throw badRequest(`model: unknown model "${body.model}"`);

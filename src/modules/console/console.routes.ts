@@ -84,7 +84,7 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const id = userId(request);
         const [user, credentials] = await Promise.all([getUser(ctx.db, id), findCredentialsByUser(ctx.db, id)]);
         if (!user) throw notFound('This account no longer exists');
-        // The numbers of GET /user/balance (SPEC 2.3), from the same service.
+        // The numbers of GET /user/balance, from the same service.
         const balance = await userBalance(ctx, id);
         if (!balance.success) throw serverError(balance.message);
         const { remain_balance, remain_credits, used_balance, used_credits } = balance;

@@ -15,7 +15,7 @@ export async function keyLabels(db: Kysely<Database>, keyIds: string[]): Promise
 
 /**
  * Why a task's callback address was refused at submit, per task. Such a task stores no callback
- * (SPEC 6.6), so without this the holder would not know one was asked for.
+ * (the refusal is silent to the caller), so without this the holder would not know one was asked for.
  */
 export async function refusedCallbacks(db: Kysely<Database>, taskIds: string[]): Promise<Map<string, { url: string; reason: string }>> {
   if (taskIds.length === 0) return new Map();

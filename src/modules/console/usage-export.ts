@@ -7,7 +7,7 @@ import { toBalance } from '../../lib/money.ts';
 import type { Database } from '../../db/types.ts';
 import { keyNamesOf, taskUsagePage, usagePage, type UsageFilter } from './usage.repo.ts';
 
-// Usage export (issue 25): one CSV row per text call and per task, read a page at a time from both
+// Usage export: one CSV row per text call and per task, read a page at a time from both
 // tables and merged by time, so an export of any size holds one page of each in memory and the
 // first rows go out before the last are read.
 

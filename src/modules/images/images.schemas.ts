@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 
-// POST /v1/images/generations (SPEC 4.6). The schema types every field, so `n: "2"` is a 400;
+// POST /v1/images/generations. The schema types every field, so `n: "2"` is a 400;
 // per-model ranges and cross-field rules live with the catalogue (catalog/image-rules.ts).
 // Fields not listed are ignored.
 export const ImageRequest = Type.Object(

@@ -11,7 +11,7 @@ import { answerWire, wireTextCall } from '../text/wire-call.ts';
 import { CountTokensRequest, MessagesRequest, MessagesResponse } from './messages.schemas.ts';
 import { declareSurface } from '../../http/surface.ts';
 
-// SPEC 9: the version header's neutral name and the one value it takes. The vendor's own header,
+// The version header's neutral name and the one value it takes. The vendor's own header,
 // `anthropic-version`, is accepted beside it with any dated version (the messages SDK on npm sends
 // its own date; the answers here are the same for all). No version header: this version.
 const VERSION_HEADER = 'vendor-version';

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 
 const TextBlock = Type.Object({ type: Type.Literal('text'), text: Type.String() }, { additionalProperties: true });
-// POST /v1/messages (SPEC 4.8): the messages format. Only what the gateway itself reads is checked
+// POST /v1/messages: the messages format. Only what the gateway itself reads is checked
 // here (the model, the output ceiling, the turns); every other field (tools, thinking, cache_control,
 // newer ones) is the upstream's to judge, and the decoder's (formats/messages) where it translates.
 export const MessagesRequest = Type.Object(

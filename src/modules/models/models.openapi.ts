@@ -5,7 +5,7 @@ import { MODELS, TEXT_MODELS } from '../catalog/models.ts';
 // the models its endpoint serves, and each operation a key may call carries an example body that
 // the demo key can send as it stands ("Try it out"; test/openapi-examples.test.ts sends them all).
 // Validation keeps its free-form model strings: an unknown model is answered by the endpoint's own
-// rule (404 for a text model, SPEC 7.2; 400 naming the model for an image or video), which an enum
+// rule (404 for a text model; 400 naming the model for an image or video), which an enum
 // in the validation schema would turn into a generic schema 400. Aliases stay accepted.
 
 const IMAGE_MODELS = MODELS.filter((m) => m.kind === 'image').map((m) => m.id);

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database, Task } from '../../db/types.ts';
 import type { Channel } from '../../core/channel.ts';
 
-// Admission control (issue 23): a channel's `options.max_in_flight` bounds the tasks it has at once
+// Admission control: a channel's `options.max_in_flight` bounds the tasks it has at once
 // (ModelArk queues about 120 per account and refuses more). A task over the limit stays `submitted`
 // with progress 0 in our queue, and tasks leave it in submit order: a task goes only when the free
 // slots outnumber the tasks for this channel's models that were submitted before it. Nothing is

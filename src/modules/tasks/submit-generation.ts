@@ -13,7 +13,7 @@ export interface Generation {
   webhook: string | undefined;
 }
 
-/** The common end of every generation submit: route, hold, write, wake the workers, answer SPEC 2.4. */
+/** The common end of every generation submit: route, hold, write, wake the workers, answer the receipt. */
 export async function submitGeneration(ctx: AppContext, key: CachedKey, generation: Generation): Promise<SubmitReceipt> {
   const { model } = generation.params;
   if (!(await ctx.channels.pick(model))) throw serviceUnavailable(`No upstream serves ${model} right now`);

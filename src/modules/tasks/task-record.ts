@@ -14,7 +14,7 @@ export function currentProgress(task: Task, now = Date.now()): number {
   return task.progress;
 }
 
-/** The task record of SPEC 2.5: the `data` of GET /v1/tasks/{id} and the body of a callback. */
+/** The task record: the `data` of GET /v1/tasks/{id} and the body of a callback. */
 export function taskRecord(task: Task, money: MoneyFormat, now = Date.now()): Record<string, unknown> {
   const record: Record<string, unknown> = {
     id: task.id,

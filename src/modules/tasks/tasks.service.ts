@@ -18,7 +18,7 @@ export interface SubmitInput {
   holdUnits: number;
   webhook?: string | null;
   deadlineMs: number;
-  /** Avatar tasks are `processing` from the start (SPEC 3), with progress 10. */
+  /** Avatar tasks are `processing` from the start, with progress 10. */
   initialStatus?: 'submitted' | 'processing';
 }
 

@@ -7,7 +7,7 @@ import { upstreamModel } from '../channels/channels.service.ts';
 import type { TaskEngineDeps } from './task-worker.ts';
 import { getTask } from './tasks.repo.ts';
 
-// Deadlines cancel upstream (issue 23): a task our deadline failed is cancelled at its upstream, so
+// Deadlines cancel upstream: a task our deadline failed is cancelled at its upstream, so
 // the upstream does not bill it later. The cancel is a job written with the ending (or with the late
 // hand-over of a task that had already ended), so a crash loses none. ModelArk cannot cancel a
 // running task: the job then watches it until it ends, and logs a success that came too late. Our

@@ -4,7 +4,7 @@ import type { NativeRequest } from './native.schemas.ts';
 import type { FinishReason, TextMessage, TextPart, TextRequest, TextUsage } from '../../core/text/provider.ts';
 import { IMAGE_TOKENS } from '../../lib/tokens/tokens.ts';
 
-// The native content/parts format <-> the neutral text request and SPEC 2.7's response.
+// The native content/parts format <-> the neutral text request and the native response.
 
 export const DEFAULT_MAX_OUTPUT = 8192;
 const CATEGORIES = ['HARM_CATEGORY_HARASSMENT', 'HARM_CATEGORY_HATE_SPEECH', 'HARM_CATEGORY_SEXUALLY_EXPLICIT', 'HARM_CATEGORY_DANGEROUS_CONTENT'];
@@ -60,7 +60,7 @@ function usageMetadata(request: TextRequest, usage: TextUsage) {
   };
 }
 
-/** SPEC 2.7, for a whole reply or for one streamed chunk (finish and usage only on the last). */
+/** The native response, for a whole reply or for one streamed chunk (finish and usage only on the last). */
 export function nativeResponse(request: TextRequest, text: string, end?: { finish: FinishReason; usage: TextUsage }) {
   return {
     candidates: [

@@ -18,7 +18,7 @@ const everyUpstreamUnavailable = () => serviceUnavailable('Every upstream for th
 
 const METHODS = ['generateContent', 'streamGenerateContent', 'countTokens'] as const;
 
-// Two surfaces share one handler: SPEC 4.7's `/v1beta/...`, answers wrapped in {code: 200, data},
+// Two surfaces share one handler: our own `/v1beta/...`, answers wrapped in {code: 200, data},
 // and the Gemini API's own wire format under `/gemini/v1beta/...` (unwrapped), so the official
 // Gemini SDK works with baseUrl `<gateway>/gemini`. Streamed chunks are bare on both.
 type Shape = (data: unknown) => unknown;
@@ -50,7 +50,7 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           // The Gemini API's own surface: tools, thinking and every other field of that format, forwarded
           // to a gemini channel as they came, translated for the others. Without alt=sse a stream is
           // answered as the format's JSON array, here of one whole chunk.
-          // SPEC's wrapped surface takes the same way a call with tools or tool turns (its own
+          // The wrapped surface takes the same way a call with tools or tool turns (its own
           // text-and-images answer could not carry them), its whole answers wrapped.
           if ((shape === bare || usesTools(request.body as Json)) && method !== 'countTokens') {
             const sse = method === 'streamGenerateContent' && (request.query as { alt?: string }).alt === 'sse';

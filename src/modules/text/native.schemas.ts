@@ -8,7 +8,7 @@ const Part = Type.Object(
   { additionalProperties: true },
 );
 
-// POST /v1beta/models/{model}:{method} (SPEC 4.7): contents with text and inline images, plus the
+// POST /v1beta/models/{model}:{method}: contents with text and inline images, plus the
 // optional fields of that format.
 export const NativeRequest = Type.Object(
   {
@@ -32,7 +32,7 @@ export type NativeRequest = Static<typeof NativeRequest>;
 
 const Rating = Type.Object({ category: Type.String(), probability: Type.String() });
 
-// SPEC 2.7.
+// The native answer: candidates with text parts, safety ratings and usage.
 export const NativeResponse = Type.Object({
   candidates: Type.Array(
     Type.Object({

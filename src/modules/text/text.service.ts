@@ -68,7 +68,7 @@ export async function countPromptTokens(ctx: AppContext, request: TextRequest, k
 export async function generateText(ctx: AppContext, call: TextCall, signal: CallSignal): Promise<TextResult> {
   // All three are nearly always ready at once (cached channels, a prompt counted on the loop, a hold
   // from an in-process float): an await on a value that is not a promise still costs a turn of the
-  // microtask queue (plain awaits here were not shown to cost nothing: bench/README.md, issue 27).
+  // microtask queue, so a value is awaited only when it is a promise.
   const routed = routes(ctx, call);
   const candidates = Array.isArray(routed) ? routed : await routed;
   const sized = sizePrompt(ctx, call.request, call.key);

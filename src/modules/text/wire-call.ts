@@ -23,7 +23,7 @@ export interface WireSurfaceCall {
   allDown: () => ApiError;
   /** Changes the decoded request before it is sized and routed (true: it was changed). */
   expand?(request: NeutralRequest): Promise<boolean>;
-  /** The whole answer as the surface sends it (SPEC's `/v1beta` wraps it in {code, data}). */
+  /** The whole answer as the surface sends it (our `/v1beta` wraps it in {code, data}). */
   wrap?(answer: unknown): unknown;
   /** Told of the whole answer, in the caller's format, before the caller has all of it. */
   answered?(answer: Json, call: TextCall): Promise<void>;

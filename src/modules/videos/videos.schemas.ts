@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 
 const RoleImage = Type.Object({ url: Type.String(), role: Type.String() }, { additionalProperties: true });
 
-// POST /v1/videos/generations (SPEC 4.5): the union of the three families' fields, typed. Which of
+// POST /v1/videos/generations: the union of the three families' fields, typed. Which of
 // them a model takes, and their ranges, are catalogue rules (catalog/video-rules.ts).
 export const VideoRequest = Type.Object(
   {

@@ -9,8 +9,8 @@ export interface WebhookChoice {
 }
 
 /**
- * The callback target of a submit. An address that breaks a rule is dropped silently for the caller
- * (SPEC 6.6): the submit succeeds and no request is ever made. The operator is told: a warning in
+ * The callback target of a submit. An address that breaks a rule is dropped silently for the caller:
+ * the submit succeeds and no request is ever made. The operator is told: a warning in
  * the log and, once the task exists, a `refused` delivery record (`recordRefusal`).
  */
 export async function acceptWebhook(ctx: AppContext, base: string | undefined): Promise<WebhookChoice> {

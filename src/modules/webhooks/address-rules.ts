@@ -1,6 +1,6 @@
 import net, { BlockList } from 'node:net';
 
-// SPEC 6.6: a callback goes only to a public unicast address. Every address a host resolves to is
+// A callback goes only to a public unicast address. Every address a host resolves to is
 // checked, and the connection is then made to a checked address (see safe-dispatcher.ts), so a DNS
 // answer that changes between the check and the connection cannot reach an internal service.
 

@@ -11,7 +11,7 @@ import { checkTarget } from './target.ts';
 import { attemptsInRound, recordAttempt, signingSecret } from './webhooks.repo.ts';
 import { pendingSql } from '../text-money/index.ts';
 
-// Low-balance alerts (issue 25). Balances move in many places (holds, settlements, floats, top-ups),
+// Low-balance alerts. Balances move in many places (holds, settlements, floats, top-ups),
 // so rather than hook every one of them, workers look at the accounts that asked for an alert: an
 // armed account whose balance is below its threshold is marked sent and gets one `balance.low`
 // event, written with its delivery job in one transaction (a compare-and-set, so one process

@@ -24,7 +24,7 @@ export const DONE: JobOutcome = { done: true };
 
 export type Outcome = 'delivered' | 'retry' | 'dropped' | 'failed' | 'refused';
 
-// SPEC 6.4: a 2xx ends it; a timeout, a connection error, a 5xx (or a 3xx, never followed) is retried
+// Delivery: a 2xx ends it; a timeout, a connection error, a 5xx (or a 3xx, never followed) is retried
 // after each of the configured delays, then dropped; a 4xx ends it at once.
 export function judge(status: number | undefined, attempt: number, maxAttempts: number): Outcome {
   if (status !== undefined && status >= 200 && status < 300) return 'delivered';

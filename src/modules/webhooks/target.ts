@@ -3,13 +3,13 @@ import net from 'node:net';
 import type { Config } from '../../config.ts';
 import { checkAddress } from './address-rules.ts';
 
-// SPEC 6.1 and 6.6: where a callback goes, and whether it may go there at all.
+// Where a callback goes, and whether it may go there at all.
 
 export type Resolver = (host: string) => Promise<string[]>;
 
 export const systemResolver: Resolver = async (host) => (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
-/** `{base}/callback`; a trailing slash on the base is ignored (SPEC 6.1). */
+/** `{base}/callback`; a trailing slash on the base is ignored. */
 export function callbackUrl(base: string): string {
   const url = new URL(base);
   url.pathname = `${url.pathname.replace(/\/+$/, '')}/callback`;

@@ -3,11 +3,11 @@ import type { AvatarReviewParams, ProviderStep, TaskCall, TaskProvider, TaskResu
 import { parseReviewUpstream, type ReviewUpstream } from './ark.asset-ids.ts';
 import { AssetLibraryError, asReviewError, assetLibrary, assetsCall, type AssetLibrary } from './ark.assets-api.ts';
 
-// Avatar review (SPEC 4.3, 2.6, 3) through ModelArk's asset library: submit makes the upstream group
+// Avatar review through ModelArk's asset library: submit makes the upstream group
 // (CreateAssetGroup, GroupType AIGC) unless our group already has one, then one CreateAsset per
 // asset; the upstream ids are the task's upstream_id (ark.asset-ids.ts reads them back when a video
 // names `asset://<ours>`). Polls ask GetAsset for each asset until none is Processing, then the task
-// ends by SPEC 3's table: completed when every asset is Active, else failed with task_failed and
+// ends as a review task does: completed when every asset is Active, else failed with task_failed and
 // the passed assets usable. Only passed assets are billed, as the simulator does.
 
 /** The library's limit on Name (CreateAssetGroup, CreateAsset): 64 characters. */

@@ -2,7 +2,7 @@ import type { Channel } from '../../core/channel.ts';
 import type { TaskCall } from '../types.ts';
 import type { ArkTaskList } from './ark.answers.ts';
 
-// Polling at scale (issue 23). Thousands of open video tasks must not mean thousands of GETs a
+// Polling at scale. Thousands of open video tasks must not mean thousands of GETs a
 // second: polls of one channel that arrive together become one list call
 // (`GET /api/v3/contents/generations/tasks?page_size=N&filter.task_ids=a&filter.task_ids=b`, as
 // volcengine-python-sdk's content_generation tasks.list sends it), and every call to the channel

@@ -33,7 +33,7 @@ export function arkVideoBody(params: VideoParams, upstreamModel: string, extras:
   if (params.prompt) content.push({ type: 'text', text: params.prompt });
   const images: string[] = params.image_urls ?? [];
   images.forEach((u, i) => {
-    // 2.0: plain reference images. 1.5 (SPEC 4.5.2): one image is the first frame, a second the last.
+    // 2.0: plain reference images. 1.5: one image is the first frame, a second the last.
     const role = family === '2.0' ? 'reference_image' : i === 0 ? 'first_frame' : 'last_frame';
     content.push({ type: 'image_url', image_url: { url: url(u) }, role });
   });

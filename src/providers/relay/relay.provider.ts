@@ -6,14 +6,14 @@ import type { AnyKindParams, ProviderStep, TaskCall, TaskProvider } from '../typ
 import { UpstreamRejected } from '../types.ts';
 import { addressFree, neutralFailure, rehosted } from './relay.result.ts';
 
-// The upstream is another gateway that speaks our own SPEC: submit, then poll its task record.
+// The upstream is another gateway that speaks our own API: submit, then poll its task record.
 // Its result files are downloaded into our store (its links expire on its terms and name its host):
 // the links we hand out are ours, with our lifetimes. Nothing else of its records reaches our caller
 // but error codes and messages that name no address (relay.result.ts).
 
 const SUBMIT_PATH = { image: '/v1/images/generations', video: '/v1/videos/generations', avatar: '/v1/seedance2/private-avatar' };
 
-// Its answers are our own SPEC's shapes (tasks.schemas.ts), unchecked on the way in: every field is
+// Its answers are our own API's shapes (tasks.schemas.ts), unchecked on the way in: every field is
 // read as possibly missing. A receipt's data is one element per task, or (an avatar's) one object.
 interface Receipt {
   data?: SubmitReceipt['data'] | { id?: string };

@@ -2,7 +2,7 @@ import type { Produced, ProducedResult } from '../types.ts';
 
 // What of the upstream gateway's task record reaches our caller. The upstream is ours to know, not
 // the caller's: its host, its links (signed, private) and whatever else it put in its record stay
-// here. A completed result keeps only SPEC's file groups, every link turned into a part that the
+// here. A completed result keeps only our own file groups, every link turned into a part that the
 // engine downloads into our store; a failure keeps a known error code and a message that names no
 // address.
 
@@ -16,7 +16,7 @@ const links = (group: FileGroup): Produced[] => (Array.isArray(group?.url) ? gro
 const groups = (value: unknown): FileGroup[] | undefined => (Array.isArray(value) ? value : undefined);
 
 /**
- * The upstream's result as SPEC's file groups only, each of its links a part to download and store.
+ * The upstream's result as our own file groups only, each of its links a part to download and store.
  * A video group without a readable duration or resolution takes the task's own (`asked`).
  */
 export function rehosted(result: Record<string, unknown>, asked: { duration?: number; resolution?: string }): ProducedResult {
@@ -30,7 +30,7 @@ export function rehosted(result: Record<string, unknown>, asked: { duration?: nu
     out.videos = videos.map((g): Video => {
       const video: Video = {
         url: links(g),
-        // Its duration and resolution as SPEC has them (an integer, a tier such as 720p), or none.
+        // Its duration and resolution as our task record has them (an integer, a tier such as 720p), or none.
         duration: Number.isInteger(g?.duration) ? (g!.duration as number) : (asked.duration ?? 0),
         resolution: typeof g?.resolution === 'string' && /^[0-9A-Za-z]{1,12}$/.test(g.resolution) ? g.resolution : (asked.resolution ?? ''),
       };

@@ -36,7 +36,7 @@ export class SimulatorProvider implements TaskProvider {
     return call.task.kind === 'video' ? this.video(call) : this.images(call);
   }
 
-  // Avatar review (SPEC 2.6, 3): every asset passes unless its name or URL carries [sim:reject].
+  // Avatar review: every asset passes unless its name or URL carries [sim:reject].
   // Only the assets that passed are billed.
   private review(call: TaskCall): ProviderStep {
     const params = call.params as AvatarReviewParams;
@@ -90,7 +90,7 @@ export class SimulatorProvider implements TaskProvider {
     };
     if (out.lastFrame) video.last_frame_url = render({ k: 'frame', w: out.width, h: out.height, d: out.duration, s: seed });
     const result: ProducedResult = { videos: [video] };
-    // Reviewed avatar assets are used as they are: no second review (SPEC 4.3).
+    // Reviewed avatar assets are used as they are: no second review.
     const assets = referencedAssets(params);
     if (assets.length > 0) result.reference_assets = assets.map((id) => ({ asset_id: id, reviewed: true, reviewed_again: false }));
     return { state: 'completed', result };
