@@ -18,11 +18,12 @@ import { createBlobStore } from './blobs/create-store.ts';
 import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
 import { PriceTable } from './modules/billing/price-table.ts';
 import { ChannelRouter } from './modules/channels/channels.service.ts';
+import { reviewedAssets } from './modules/avatars/avatars.repo.ts';
 import { createProviders, createTextProviders } from './providers/index.ts';
 import type { TextProvider } from './core/text/provider.ts';
 import type { Channel } from './core/channel.ts';
 import { allModelIds } from './modules/catalog/models.ts';
-import type { TaskProvider } from './providers/types.ts';
+import type { TaskProvider } from './core/task-provider.ts';
 import type { Dispatcher } from 'undici';
 import { safeDispatcher } from './modules/webhooks/safe-dispatcher.ts';
 import { systemResolver, type Resolver } from './modules/webhooks/target.ts';
@@ -104,7 +105,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   if (options.listen !== false) await prices.start();
   const fileSecret = await fileSigningSecret(db, config.fileUrlSecret);
   const signer = new FileSigner(fileSecret, config.publicBaseUrl);
-  const providers = createProviders(config, pricing, { db, upstreamCallbackUrl: callbackUrlMaker(config, fileSecret) });
+  const providers = createProviders(config, pricing, { reviewed: reviewedAssets(db), upstreamCallbackUrl: callbackUrlMaker(config, fileSecret) });
   const store = createBlobStore(config);
   const ctx: AppContext = {
     config,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchReferences, type FetchLimits } from '../src/providers/openai/openai.references.ts';
 import { DownloadSlots } from '../src/providers/reference-slots.ts';
 import { ReferenceStore } from '../src/providers/reference-store.ts';
-import { ReferencesBusy, UpstreamRejected } from '../src/providers/types.ts';
+import { ReferencesBusy, UpstreamRejected } from '../src/core/task-provider.ts';
 import { expectedDigest, startImageHost, startTrickleHost } from './support/reference-hosts.ts';
 
 // The rules of one reference download, against real local hosts: its own deadline, a minimum rate,

@@ -6,7 +6,7 @@ import { TextUpstreamUnavailable } from '../src/core/text/provider.ts';
 import { sseData } from '../src/providers/upstream-http.ts';
 import { MessagesEvents } from '../src/providers/messages/messages.events.ts';
 import { maxAnswerBytes, readBounded, setMaxAnswerBytes, UpstreamAnswerCut } from '../src/providers/upstream-read.ts';
-import { UpstreamRejected } from '../src/providers/types.ts';
+import { UpstreamRejected } from '../src/core/task-provider.ts';
 
 // The one reader of whole upstream answers, against a real local server: an answer over the cap
 // and one that trickles under the connection's idle timeouts are both cut off, their connection closed.

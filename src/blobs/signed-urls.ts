@@ -1,3 +1,5 @@
+import type { RenderSpec } from '../core/task-provider.ts';
+export type { RenderSpec };
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.ts';
@@ -6,11 +8,6 @@ import { blobKey, expiryOfKey, extensionOfKey } from './blob-store.ts';
 // A result link names a key in the file store and the link's expiry; the HMAC covers both, and the
 // link's extension must be the key's. A simulated file's link also carries its render parameters:
 // the file is rendered into the store on its first download (by whichever process serves it).
-
-export type RenderSpec =
-  | { k: 'image'; w: number; h: number; f: 'png' | 'jpeg' | 'webp'; q?: number; s: string; t?: boolean }
-  | { k: 'video'; w: number; h: number; d: number; s: string; a?: boolean }
-  | { k: 'frame'; w: number; h: number; d: number; s: string };
 
 export interface SignedFile {
   /** The stored file; made from `spec` when absent. */

@@ -1,3 +1,4 @@
+import type { TaskKind } from '../core/task-params.ts';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 // Timestamps are Unix milliseconds and money is integer ledger units (1 USD = 1,000,000) on both
@@ -66,7 +67,7 @@ export interface MetaTable {
 }
 
 export type TaskStatus = 'submitted' | 'processing' | 'completed' | 'failed';
-export type TaskKind = 'image' | 'video' | 'avatar';
+export type { TaskKind };
 
 export interface TasksTable {
   id: string;

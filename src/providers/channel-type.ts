@@ -1,12 +1,11 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from 'typebox';
 import type { Config } from '../config.ts';
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/types.ts';
+import type { ReviewedAssets } from '../core/reviewed-assets.ts';
 import type { Channel } from '../core/channel.ts';
-import type { Pricing } from '../modules/billing/pricing.ts';
+import type { TaskPrices } from '../core/prices.ts';
 import type { TextProvider } from '../core/text/provider.ts';
 import type { FetchLimits } from './openai/openai.references.ts';
-import type { TaskProvider } from './types.ts';
+import type { TaskProvider } from '../core/task-provider.ts';
 
 // What a channel type declares about itself: one entry per folder under src/providers/, listed once
 // in registry.ts. Nothing else in the code base names channel types.
@@ -15,9 +14,9 @@ export type Serves = 'text' | 'image' | 'video' | 'avatar';
 
 export interface ProviderDeps {
   config: Readonly<Config>;
-  pricing: Pricing;
-  /** For providers that map our ids to an upstream's (ModelArk's asset ids). */
-  db?: Kysely<Database>;
+  pricing: TaskPrices;
+  /** Earlier avatar reviews, for providers that map our asset ids to an upstream's (ModelArk's asset library). */
+  reviewed?: ReviewedAssets;
   /** The process's reference-download rules (memory budget, spool, download slots), shared by every channel type. */
   references: FetchLimits;
   /** Our inbound URL for an upstream's callback about a task; undefined when upstream callbacks are off. */

@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
-import type { Pricing } from '../modules/billing/pricing.ts';
-import type { TaskProvider } from './types.ts';
+import type { TaskPrices } from '../core/prices.ts';
+import type { TaskProvider } from '../core/task-provider.ts';
 import type { TextProvider } from '../core/text/provider.ts';
 import type { Channel } from '../core/channel.ts';
 import { CHANNEL_TYPES, channelType } from './registry.ts';
@@ -9,7 +9,7 @@ import { referenceLimits } from './reference-limits.ts';
 import { setMaxAnswerBytes } from './upstream-read.ts';
 
 /** One task provider per channel type that has one; channels carry their own URL and secret per call. */
-export function createProviders(config: Readonly<Config>, pricing: Pricing, more: Omit<ProviderDeps, 'config' | 'pricing' | 'references'> = {}) {
+export function createProviders(config: Readonly<Config>, pricing: TaskPrices, more: Omit<ProviderDeps, 'config' | 'pricing' | 'references'> = {}) {
   setMaxAnswerBytes(config.upstreamMaxAnswerBytes);
   const byType = new Map<string, TaskProvider>();
   const references = referenceLimits(config);

@@ -1,4 +1,4 @@
-import { UpstreamRejected } from './types.ts';
+import { UpstreamRejected } from '../core/task-provider.ts';
 
 // Every upstream answer that is read whole goes through one reader with a size cap and a total
 // deadline: an upstream that sends without end, or trickles a byte at a time under the idle

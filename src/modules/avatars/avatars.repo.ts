@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Asset, AssetGroupsTable, AssetStatus, AssetsTable, Database } from '../../db/types.ts';
+import type { ReviewedAssets } from '../../core/reviewed-assets.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -33,4 +34,32 @@ export function listAssets(db: Executor, userId: string, groupId?: string): Prom
 
 export function listGroups(db: Executor, userId: string) {
   return db.selectFrom('asset_groups').selectAll().where('user_id', '=', userId).orderBy('id').limit(1000).execute();
+}
+
+/** Earlier reviews as providers read them (core/reviewed-assets.ts): the reviewing tasks' upstream ids. */
+export function reviewedAssets(db: Kysely<Database>): ReviewedAssets {
+  return {
+    async group(ourGroupId) {
+      const row = await db.selectFrom('asset_groups').select(['name', 'description']).where('id', '=', ourGroupId).executeTakeFirst();
+      if (!row) return undefined;
+      const reviews = await db
+        .selectFrom('assets')
+        .innerJoin('tasks', 'tasks.id', 'assets.task_id')
+        .select('tasks.upstream_id as upstream')
+        .where('assets.group_id', '=', ourGroupId)
+        .where('tasks.upstream_id', 'is not', null)
+        .limit(50)
+        .execute();
+      return { name: row.name, description: row.description, reviewUpstreams: reviews.map((r) => r.upstream) };
+    },
+    async reviewUpstreams(ourAssetIds) {
+      if (ourAssetIds.length === 0) return [];
+      return db
+        .selectFrom('assets')
+        .innerJoin('tasks', 'tasks.id', 'assets.task_id')
+        .select(['assets.id as id', 'tasks.upstream_id as upstream'])
+        .where('assets.id', 'in', ourAssetIds)
+        .execute();
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { countText } from '../../lib/tokens/token-count.ts';
-import type { ImageParams } from '../catalog/image-rules.ts';
-import type { VideoParams } from '../catalog/video-rules.ts';
+import type { ImageParams } from '../../core/task-params.ts';
+import type { VideoParams } from '../../core/task-params.ts';
 import type { Pricing } from './pricing.ts';
 
 // What a task is held for at submit. Per-token models hold the prompt's tokens plus the output tokens

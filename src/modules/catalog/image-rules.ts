@@ -1,28 +1,10 @@
 import { badRequest } from '../../core/errors.ts';
 import type { ImageRequest } from '../images/images.schemas.ts';
-import { DEFAULT_IMAGE_MODEL, resolveModel, type ImageFormat, type ImageModel } from './models.ts';
+import type { ImageParams } from '../../core/task-params.ts';
+import { DEFAULT_IMAGE_MODEL, resolveModel, type ImageModel } from './models.ts';
 import { imagePixelSize } from './pixels.ts';
 import { atMost, atMostCharacters, inRange, lower, mediaUrl, oneOf } from './rule-kit.ts';
 
-export interface ImageParams {
-  model: string;
-  prompt: string;
-  size: string;
-  resolution: string;
-  n: number;
-  output_format: ImageFormat;
-  /** The caller named output_format: an upstream that chooses its own format is then converted to it. */
-  format_asked?: true;
-  output_compression?: number;
-  quality?: string;
-  background?: string;
-  moderation?: string;
-  image_urls?: string[];
-  mask_url?: string;
-  /** The exact output, derived from size and resolution. */
-  width: number;
-  height: number;
-}
 
 const PROMPT_MAX = 32_000;
 const PIXEL_SIZE = /^(\d{2,5})x(\d{2,5})$/;

@@ -11,8 +11,9 @@
 // - `adaptive` renders at 16:9 in the simulator, which does not look at reference media.
 // - The 1.0 models take no `image_urls` (they take images only as image_with_roles) and no audio: sending
 //   them is a 400 rather than a silent text-only video.
+import type { ImageFormat } from '../../core/task-params.ts';
 
-export type ImageFormat = 'png' | 'jpeg' | 'webp';
+export type { ImageFormat };
 
 const IMGGEN_RATIOS = ['1:1', '3:2', '2:3', '4:3', '3:4', '5:4', '4:5', '16:9', '9:16', '2:1', '1:2', '3:1', '1:3', '21:9', '9:21'];
 const COMMON_RATIOS = ['1:1', '3:2', '2:3', '4:3', '3:4', '5:4', '4:5', '16:9', '9:16', '21:9'];

@@ -1,6 +1,6 @@
-import type { ImageParams } from './image-rules.ts';
+import type { ImageParams } from '../../core/task-params.ts';
 import { resolveModel } from './models.ts';
-import type { VideoParams } from './video-rules.ts';
+import type { VideoParams } from '../../core/task-params.ts';
 
 /**
  * Turns stored, normalized parameters back into one of our own request bodies, for an upstream that

@@ -1,27 +1,10 @@
 import { badRequest } from '../../core/errors.ts';
 import type { VideoRequest } from '../videos/videos.schemas.ts';
+import type { VideoParams } from '../../core/task-params.ts';
 import { resolveModel, type VideoModel } from './models.ts';
 import { videoPixelSize } from './pixels.ts';
 import { assetId, atMost, atMostCharacters, inRange, lower, mediaUrl, notTogether, oneOf } from './rule-kit.ts';
 
-export interface VideoParams {
-  model: string;
-  prompt?: string;
-  duration: number;
-  ratio: string;
-  resolution: string;
-  seed?: number;
-  audio: boolean;
-  return_last_frame: boolean;
-  camerafixed?: boolean;
-  tools?: { type: string }[];
-  image_urls?: string[];
-  image_with_roles?: { url: string; role: string }[];
-  video_urls?: string[];
-  audio_urls?: string[];
-  width: number;
-  height: number;
-}
 
 export interface NormalizedVideo {
   params: VideoParams;

@@ -11,9 +11,9 @@ import { getUser } from '../accounts/accounts.repo.ts';
 import { userBalance } from '../balance/balance.service.ts';
 import { getKey } from '../accounts/keys.repo.ts';
 import { AlertBody, Key, CreatedKey } from '../admin/admin.schemas.ts';
-import { getTask, listTasks } from '../tasks/tasks.repo.ts';
+import { getTask, kindParams, listTasks } from '../tasks/tasks.repo.ts';
 import { taskUsage } from '../tasks/task-record.ts';
-import type { TaskResult } from '../../providers/types.ts';
+import type { TaskResult } from '../../core/task-provider.ts';
 import { listAttempts, rotateSigningSecret, signingSecret } from '../webhooks/webhooks.repo.ts';
 import * as S from './console.schemas.ts';
 import { accountSessionGuard } from './session-guard.ts';
@@ -22,6 +22,7 @@ import { keySpend } from './key-spend.ts';
 import { sendUsageCsv } from './usage-export.ts';
 import { keyLabels, refusedCallbacks, type KeyLabel } from './task-rows.repo.ts';
 import { declareSurface } from '../../http/surface.ts';
+import type { AnyKindParams } from '../../core/task-params.ts';
 
 // The account holder's console pages: everything is scoped to the session's account, and another
 // account's key or task is a 404, exactly as if it did not exist.
@@ -31,7 +32,7 @@ const TASK_PAGE = 50;
 const PROMPT_SHOWN = 1000;
 
 function promptOf(task: Task): string | null {
-  const prompt = (JSON.parse(task.params) as { prompt?: unknown }).prompt;
+  const prompt = (kindParams(task).params as AnyKindParams).prompt;
   if (typeof prompt !== 'string' || prompt === '') return null;
   const points = [...prompt];
   return points.length > PROMPT_SHOWN ? `${points.slice(0, PROMPT_SHOWN).join('')}…` : prompt;

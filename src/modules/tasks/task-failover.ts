@@ -1,11 +1,12 @@
 import type { Task } from '../../db/types.ts';
-import { ChannelRefused, ReferencesBusy, UpstreamRejected, type ProviderStep, type TaskCall } from '../../providers/types.ts';
+import { ChannelRefused, ReferencesBusy, UpstreamRejected, type ProviderStep, type TaskCall } from '../../core/task-provider.ts';
 import { getChannel } from '../channels/channels.repo.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import { admitted } from './admission.ts';
 import { channelAccepted, channelFailed } from './channel-health.ts';
 import type { TaskEngineDeps } from './task-worker.ts';
 import type { Ending } from './tasks.service.ts';
+import { kindParams } from './tasks.repo.ts';
 
 // Task failover: a submit goes to the task's channels best first (priority, then weight, as text
 // calls are routed) until one accepts it. A submit that fails before the upstream accepted the work
@@ -29,14 +30,14 @@ export async function submitToChannels(deps: TaskEngineDeps, task: Task, signal?
   const pinned = task.channel_id ? await getChannel(deps.db, task.channel_id) : undefined;
   const channels = pinned ? [pinned] : await deps.channels.candidates(task.model);
   if (channels.length === 0) return { state: 'failed', code: 'upstream_error', message: `No channel serves model ${task.model}` };
-  const params = JSON.parse(task.params);
+  const params = kindParams(task);
   let lastError: unknown;
   for (const channel of channels) {
     const provider = deps.providerFor(channel.type);
     if (!provider) return { state: 'failed', code: 'internal_error', message: `Unknown channel type ${channel.type}` };
     // Over the channel's max_in_flight the task waits, submitted, in submit order (admission.ts).
     if (!(await admitted(deps.db, channel, task))) return { waitMs: deps.admissionRetryMs ?? 1000 };
-    const call: TaskCall = { task, params, channel, upstreamModel: upstreamModel(channel, task.model), signal };
+    const call: TaskCall = { task, ...params, channel, upstreamModel: upstreamModel(channel, task.model), signal };
     try {
       const result = await provider.submit(call);
       await channelAccepted(deps.db, channel);

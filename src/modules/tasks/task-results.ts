@@ -4,7 +4,7 @@ import type { MediaKind } from '../../blobs/content-types.ts';
 import type { FileSigner } from '../../blobs/signed-urls.ts';
 import { DownloadFailed, storeBytes, storeDownload, storeStream, type StoreTarget } from '../../blobs/stored-parts.ts';
 import type { Task } from '../../db/types.ts';
-import type { Produced, ProducedResult, TaskResult } from '../../providers/types.ts';
+import type { Produced, ProducedResult, TaskResult } from '../../core/task-provider.ts';
 import { resultTtlSeconds } from '../catalog/models.ts';
 
 // The results step: every file part of a result is stored, and our signed link over its stored key

@@ -3,13 +3,13 @@ import type { Logger } from 'pino';
 import type { Database, Job, Task } from '../../db/types.ts';
 import type { JobHandler, JobOutcome } from '../../jobs/runner.ts';
 import { enqueue } from '../../jobs/jobs.repo.ts';
-import type { ProviderStep, TaskCall, TaskProvider } from '../../providers/types.ts';
-import { UpstreamRejected } from '../../providers/types.ts';
+import type { ProviderStep, TaskCall, TaskProvider } from '../../core/task-provider.ts';
+import { UpstreamRejected } from '../../core/task-provider.ts';
 import { abortAfter } from '../../lib/abort-after.ts';
 import type { Pricing } from '../billing/pricing.ts';
 import { getChannel } from '../channels/channels.repo.ts';
 import { upstreamModel, type ChannelRouter } from '../channels/channels.service.ts';
-import { getTask, overdueTasks, transition } from './tasks.repo.ts';
+import { getTask, kindParams, overdueTasks, transition } from './tasks.repo.ts';
 import { endTask, type Ending } from './tasks.service.ts';
 import { DownloadFailed, storeResult, type ResultDeps } from './task-results.ts';
 import { deadlinePassed, submitToChannels } from './task-failover.ts';
@@ -39,7 +39,7 @@ async function prepareCall(deps: TaskEngineDeps, task: Task): Promise<{ call: Ta
   if (!channel) return { state: 'failed', code: 'upstream_error', message: `No channel serves model ${task.model}` };
   const provider = deps.providerFor(channel.type);
   if (!provider) return { state: 'failed', code: 'internal_error', message: `Unknown channel type ${channel.type}` };
-  const call = { task, params: JSON.parse(task.params), channel, upstreamModel: upstreamModel(channel, task.model) };
+  const call: TaskCall = { task, ...kindParams(task), channel, upstreamModel: upstreamModel(channel, task.model) };
   return { call, provider };
 }
 

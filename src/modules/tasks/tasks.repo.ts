@@ -1,8 +1,14 @@
 import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { Database, Task, TasksTable, TaskStatus } from '../../db/types.ts';
 import { preparedQuery } from '../../db/prepared.ts';
+import type { KindParams } from '../../core/task-params.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
+
+/** A task's kind with its parameters, read from the stored JSON here and nowhere else. */
+export function kindParams(task: Pick<Task, 'kind' | 'params'>): KindParams {
+  return { kind: task.kind, params: JSON.parse(task.params) } as KindParams;
+}
 
 export async function insertTasks(db: Executor, tasks: Task[]): Promise<void> {
   // Well under the engines' limits on bound parameters (23 columns x 400 rows).

@@ -5,7 +5,7 @@ import { newId } from '../../lib/ids.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import type { Pricing } from '../billing/pricing.ts';
 import { InsufficientFunds, refund } from '../billing/ledger.ts';
-import type { ProviderStep } from '../../providers/types.ts';
+import type { ProviderStep } from '../../core/task-provider.ts';
 import { transition } from './tasks.repo.ts';
 import { SubmitBatcher, writeSubmits } from './submit-batcher.ts';
 

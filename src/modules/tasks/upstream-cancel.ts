@@ -5,7 +5,8 @@ import type { JobHandler } from '../../jobs/runner.ts';
 import { getChannel } from '../channels/channels.repo.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import type { TaskEngineDeps } from './task-worker.ts';
-import { getTask } from './tasks.repo.ts';
+import { getTask, kindParams } from './tasks.repo.ts';
+import type { TaskCall } from '../../core/task-provider.ts';
 
 // Deadlines cancel upstream: a task our deadline failed is cancelled at its upstream, so
 // the upstream does not bill it later. The cancel is a job written with the ending (or with the late
@@ -37,7 +38,7 @@ export function cancelHandler(deps: TaskEngineDeps, options: { retryMs: number; 
     const channel = await getChannel(deps.db, task.channel_id);
     const provider = channel ? deps.providerFor(channel.type) : undefined;
     if (!channel || !provider?.cancel) return { done: true };
-    const call = { task, params: JSON.parse(task.params), channel, upstreamModel: upstreamModel(channel, task.model) };
+    const call: TaskCall = { task, ...kindParams(task), channel, upstreamModel: upstreamModel(channel, task.model) };
     const outcome = await provider.cancel(call);
     const log = { task: task.id, upstream: task.upstream_id, status: task.status, upstreamStatus: outcome.status };
     if (outcome.cancelled) {

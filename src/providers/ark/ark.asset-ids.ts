@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/types.ts';
+import type { ReviewedAssets } from '../../core/reviewed-assets.ts';
 
 // Where our asset ids meet ModelArk's: an avatar review task reviewed through the asset library keeps
 // the upstream's group and asset ids as its upstream_id (JSON below), written with its hand-over.
@@ -21,16 +20,11 @@ export function parseReviewUpstream(value: string | null): ReviewUpstream | unde
   }
 }
 
-export async function upstreamAssetIds(db: Kysely<Database>, ourIds: string[]): Promise<Map<string, string>> {
+/** ModelArk's ids for our assets, from the reviews that uploaded them. */
+export async function upstreamAssetIds(reviewed: ReviewedAssets, ourIds: string[]): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   if (ourIds.length === 0) return found;
-  const rows = await db
-    .selectFrom('assets')
-    .innerJoin('tasks', 'tasks.id', 'assets.task_id')
-    .select(['assets.id as id', 'tasks.upstream_id as upstream'])
-    .where('assets.id', 'in', ourIds)
-    .execute();
-  for (const row of rows) {
+  for (const row of await reviewed.reviewUpstreams(ourIds)) {
     const theirs = parseReviewUpstream(row.upstream)?.assets[row.id];
     if (theirs) found.set(row.id, theirs);
   }
@@ -38,17 +32,9 @@ export async function upstreamAssetIds(db: Kysely<Database>, ourIds: string[]): 
 }
 
 /** The upstream group an earlier review made for our group, if one did. */
-export async function upstreamGroupId(db: Kysely<Database>, ourGroupId: string): Promise<string | undefined> {
-  const rows = await db
-    .selectFrom('assets')
-    .innerJoin('tasks', 'tasks.id', 'assets.task_id')
-    .select('tasks.upstream_id as upstream')
-    .where('assets.group_id', '=', ourGroupId)
-    .where('tasks.upstream_id', 'is not', null)
-    .limit(50)
-    .execute();
-  for (const row of rows) {
-    const group = parseReviewUpstream(row.upstream)?.group;
+export function upstreamGroupId(reviewUpstreams: (string | null)[]): string | undefined {
+  for (const upstream of reviewUpstreams) {
+    const group = parseReviewUpstream(upstream)?.group;
     if (group) return group;
   }
   return undefined;

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import type { Channel } from '../../core/channel.ts';
 import { readBoundedText } from '../upstream-read.ts';
-import { ChannelRefused, UpstreamRejected } from '../types.ts';
+import { ChannelRefused, UpstreamRejected } from '../../core/task-provider.ts';
 import type { AssetAnswer, AssetResult } from './ark.answers.ts';
 import { signRequest, type Credentials } from './ark.signing.ts';
 

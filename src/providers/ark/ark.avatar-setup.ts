@@ -1,21 +1,19 @@
-import type { Kysely } from 'kysely';
 import type { Config } from '../../config.ts';
-import type { Database } from '../../db/types.ts';
-import type { Pricing } from '../../modules/billing/pricing.ts';
+import type { ReviewedAssets } from '../../core/reviewed-assets.ts';
+import type { TaskPrices } from '../../core/prices.ts';
 import { upstreamGroupId } from './ark.asset-ids.ts';
 import { ArkAvatar } from './ark.avatar.ts';
 
-/** The avatar-review provider of an ark channel, reading our groups (and their upstream ids) from the database. */
-export function arkAvatar(config: Readonly<Config>, pricing: Pricing, db: Kysely<Database> | undefined): ArkAvatar {
+/** The avatar-review provider of an ark channel, reading our groups (and their upstream ids) from earlier reviews. */
+export function arkAvatar(config: Readonly<Config>, pricing: TaskPrices, reviewed: ReviewedAssets | undefined): ArkAvatar {
   return new ArkAvatar({
     pricing,
     pollMs: config.upstreamTasks.pollMs,
     timeoutMs: config.upstreamTimeoutMs,
     async group(ourGroupId) {
-      if (!db) return undefined;
-      const row = await db.selectFrom('asset_groups').select(['name', 'description']).where('id', '=', ourGroupId).executeTakeFirst();
-      if (!row) return undefined;
-      return { name: row.name, description: row.description, upstream: await upstreamGroupId(db, ourGroupId) };
+      const found = await reviewed?.group(ourGroupId);
+      if (!found) return undefined;
+      return { name: found.name, description: found.description, upstream: upstreamGroupId(found.reviewUpstreams) };
     },
   });
 }

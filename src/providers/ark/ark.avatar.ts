@@ -1,5 +1,5 @@
-import type { Pricing } from '../../modules/billing/pricing.ts';
-import type { AvatarReviewParams, ProviderStep, TaskCall, TaskProvider, TaskResult } from '../types.ts';
+import type { TaskPrices } from '../../core/prices.ts';
+import { paramsOf, type AvatarReviewParams, type ProviderStep, type TaskCall, type TaskProvider, type TaskResult } from '../../core/task-provider.ts';
 import { parseReviewUpstream, type ReviewUpstream } from './ark.asset-ids.ts';
 import { AssetLibraryError, asReviewError, assetLibrary, assetsCall, type AssetLibrary } from './ark.assets-api.ts';
 
@@ -22,7 +22,7 @@ export interface OurGroup {
 }
 
 export interface ArkAvatarOptions {
-  pricing: Pricing;
+  pricing: TaskPrices;
   pollMs: number;
   timeoutMs: number;
   /** Our group, with the upstream group an earlier review recorded. */
@@ -35,7 +35,7 @@ export class ArkAvatar implements TaskProvider {
   constructor(private readonly options: ArkAvatarOptions) {}
 
   async submit(call: TaskCall): Promise<ProviderStep> {
-    const params = call.params as AvatarReviewParams;
+    const params = paramsOf(call, 'avatar');
     const library = assetLibrary(call.channel);
     const project = String(params.project_name ?? 'default');
     try {
@@ -55,7 +55,7 @@ export class ArkAvatar implements TaskProvider {
     const upstream = parseReviewUpstream(call.task.upstream_id);
     if (!upstream) return { state: 'failed', code: 'upstream_error', message: 'The review has no upstream asset ids' };
     const library = assetLibrary(call.channel);
-    const params = call.params as AvatarReviewParams;
+    const params = paramsOf(call, 'avatar');
     const project = String(params.project_name ?? 'default');
     const assets = params.assets ?? [];
     let states: { status: string; code?: string }[];
@@ -73,7 +73,7 @@ export class ArkAvatar implements TaskProvider {
     const entries = assets.map((a, i) => ({ asset_id: a.asset_id, asset_url: `asset://${a.asset_id}`, status: states[i]!.status === 'Active' ? ('Active' as const) : ('Failed' as const) }));
     const usable = entries.filter((e) => e.status === 'Active');
     const failed = entries.filter((e) => e.status === 'Failed');
-    const result: TaskResult = { assets: entries, usable_assets: usable, failed_assets: failed, asset_url: (usable[0] ?? entries[0])?.asset_url, group_id: (call.params as AvatarReviewParams).group_id };
+    const result: TaskResult = { assets: entries, usable_assets: usable, failed_assets: failed, asset_url: (usable[0] ?? entries[0])?.asset_url, group_id: paramsOf(call, 'avatar').group_id };
     const billedUnits = this.options.pricing.perAssetUnits(call.task.model) * usable.length;
     if (failed.length === 0) return { state: 'completed', result, billedUnits };
     const why = assets

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Options, secret, type ChannelTypeEntry } from '../channel-type.ts';
-import { UpstreamRejected } from '../types.ts';
+import { UpstreamRejected } from '../../core/task-provider.ts';
 import { arkCall } from './ark.http.ts';
 import { ARK_IMAGE_MODELS, ArkImages } from './ark.images.ts';
 import { ArkProvider } from './ark.provider.ts';
@@ -39,10 +39,10 @@ export const arkChannel: ChannelTypeEntry<typeof ArkOptions> = {
   serves: ['image', 'video', 'avatar'],
   baseUrl: 'required',
   options: ArkOptions,
-  taskProvider: ({ config, pricing, db, upstreamCallbackUrl }) =>
+  taskProvider: ({ config, pricing, reviewed, upstreamCallbackUrl }) =>
     new ArkProvider({
-      video: arkVideo(config, db, upstreamCallbackUrl),
-      avatar: arkAvatar(config, pricing, db),
+      video: arkVideo(config, reviewed, upstreamCallbackUrl),
+      avatar: arkAvatar(config, pricing, reviewed),
       image: new ArkImages({ pricing, timeoutMs: (options) => (options.timeout_seconds ? options.timeout_seconds * 1000 : Math.max(IMAGE_CALL_MS, config.upstreamTimeoutMs)) }),
     }),
   // ModelArk has no free call to ask: an image request without its prompt is refused for the missing

@@ -1,7 +1,7 @@
 import { getGlobalDispatcher } from 'undici';
 import type { Channel } from '../../core/channel.ts';
 import { requestWhole } from '../upstream-whole.ts';
-import { ChannelRefused, UpstreamRejected } from '../types.ts';
+import { ChannelRefused, UpstreamRejected } from '../../core/task-provider.ts';
 import type { ArkErrorBody } from './ark.answers.ts';
 
 // One call to ModelArk's data plane (/api/v3/...): `Authorization: Bearer <API key>`, JSON both ways,

@@ -1,8 +1,8 @@
-import type { Pricing } from '../../modules/billing/pricing.ts';
-import type { ImageParams } from '../../modules/catalog/image-rules.ts';
+import type { TaskPrices } from '../../core/prices.ts';
+import type { ImageParams } from '../../core/task-params.ts';
 import { parseRatio } from '../../modules/catalog/pixels.ts';
-import type { ResultPart, ProviderStep, TaskCall, TaskProvider } from '../types.ts';
-import { UpstreamRejected } from '../types.ts';
+import { paramsOf, type ResultPart, type ProviderStep, type TaskCall, type TaskProvider } from '../../core/task-provider.ts';
+import { UpstreamRejected } from '../../core/task-provider.ts';
 import type { SeedreamAnswer } from './ark.answers.ts';
 import type { ArkOptions } from './ark.channel.ts';
 import { arkCall, arkRefusal, isSensitiveCode } from './ark.http.ts';
@@ -41,7 +41,7 @@ export function seedreamSize(ratio: string, resolution: string): string {
 }
 
 export interface ArkImagesDeps {
-  pricing: Pricing;
+  pricing: TaskPrices;
   timeoutMs(options: ArkOptions): number;
 }
 
@@ -50,7 +50,7 @@ export class ArkImages implements TaskProvider {
 
   async submit(call: TaskCall): Promise<ProviderStep> {
     const { channel, task } = call;
-    const params = call.params as ImageParams;
+    const params = paramsOf(call, 'image');
     const options = channel.options as ArkOptions;
     const n: number = params.n ?? 1;
     const references: string[] = params.image_urls ?? [];

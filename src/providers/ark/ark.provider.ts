@@ -1,6 +1,6 @@
-import type { TaskKind } from '../../db/types.ts';
-import type { ProviderStep, TaskCall, TaskProvider } from '../types.ts';
-import { UpstreamRejected } from '../types.ts';
+import type { TaskKind } from '../../core/task-params.ts';
+import type { ProviderStep, TaskCall, TaskProvider } from '../../core/task-provider.ts';
+import { UpstreamRejected } from '../../core/task-provider.ts';
 
 // One ModelArk channel serves several kinds of task, each through its own API: this hands every
 // call to the provider of its task's kind. A kind without one fails the task, saying so.

@@ -1,5 +1,5 @@
 import type { Channel } from '../../core/channel.ts';
-import type { TaskCall } from '../types.ts';
+import type { TaskCall } from '../../core/task-provider.ts';
 import type { ArkTaskList } from './ark.answers.ts';
 
 // Polling at scale. Thousands of open video tasks must not mean thousands of GETs a

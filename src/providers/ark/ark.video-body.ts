@@ -1,6 +1,6 @@
 import { resolveModel } from '../../modules/catalog/models.ts';
-import type { VideoParams } from '../../modules/catalog/video-rules.ts';
-import { UpstreamRejected } from '../types.ts';
+import type { VideoParams } from '../../core/task-params.ts';
+import { UpstreamRejected } from '../../core/task-provider.ts';
 
 // Our normalized video parameters (modules/catalog/video-rules.ts) as a ModelArk create body: the
 // prompt and every reference become content[] items with ModelArk's roles; `size` / `aspect_ratio`

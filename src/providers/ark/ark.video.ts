@@ -1,8 +1,8 @@
 import { request } from 'undici';
-import type { VideoParams } from '../../modules/catalog/video-rules.ts';
+import type { VideoParams } from '../../core/task-params.ts';
 import { readBoundedText } from '../upstream-read.ts';
-import type { ProducedResult, ProviderStep, TaskCall } from '../types.ts';
-import { ChannelRefused, UpstreamRejected } from '../types.ts';
+import { paramsOf, type ProducedResult, type ProviderStep, type TaskCall } from '../../core/task-provider.ts';
+import { ChannelRefused, UpstreamRejected } from '../../core/task-provider.ts';
 import type { ArkErrorBody, ArkTaskRecord } from './ark.answers.ts';
 import { arkVideoBody } from './ark.video-body.ts';
 import type { ArkRequestPacer } from './ark.video-batch.ts';
@@ -79,7 +79,7 @@ export class ArkVideo {
   constructor(private readonly options: ArkVideoOptions) {}
 
   async submit(call: TaskCall): Promise<ProviderStep> {
-    const params = call.params as VideoParams;
+    const params = paramsOf(call, 'video');
     const assets = this.options.upstreamAssets ? await this.options.upstreamAssets(referencedAssets(params)) : new Map<string, string>();
     const callbackUrl = this.options.callbackUrl?.(call.task.id);
     const body = arkVideoBody(params, call.upstreamModel, { assets, callbackUrl, watermark: channelOption(call, 'watermark') });
@@ -151,8 +151,8 @@ function completed(call: TaskCall, record: ArkTaskRecord): ProviderStep {
   if (typeof videoUrl !== 'string') return { state: 'failed', code: 'upstream_error', message: 'ModelArk reported success without a video_url' };
   const video: NonNullable<ProducedResult['videos']>[number] = {
     url: [{ url: videoUrl }],
-    duration: typeof record.duration === 'number' && Number.isInteger(record.duration) ? record.duration : (call.params as VideoParams).duration,
-    resolution: typeof record.resolution === 'string' ? record.resolution : (call.params as VideoParams).resolution,
+    duration: typeof record.duration === 'number' && Number.isInteger(record.duration) ? record.duration : paramsOf(call, 'video').duration,
+    resolution: typeof record.resolution === 'string' ? record.resolution : paramsOf(call, 'video').resolution,
   };
   const lastFrame = record.content?.last_frame_url;
   if (typeof lastFrame === 'string') video.last_frame_url = { url: lastFrame };

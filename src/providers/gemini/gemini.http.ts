@@ -4,7 +4,7 @@ import type { Channel } from '../../core/channel.ts';
 import { abortAfter } from '../../lib/abort-after.ts';
 import { extraHeaders } from '../channel-type.ts';
 import { requestWhole } from '../upstream-whole.ts';
-import { ChannelRefused, UpstreamRejected } from '../types.ts';
+import { ChannelRefused, UpstreamRejected } from '../../core/task-provider.ts';
 import type { GeminiError } from './gemini.answers.ts';
 import type { GeminiChannelOptions } from './gemini.channel.ts';
 

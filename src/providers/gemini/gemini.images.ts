@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import sharp from 'sharp';
 import { sniffExtension } from '../../blobs/content-types.ts';
-import type { ImageParams } from '../../modules/catalog/image-rules.ts';
+import type { ImageParams } from '../../core/task-params.ts';
 import { fetchReferences, type FetchLimits, type ReferenceFile } from '../openai/openai.references.ts';
-import type { ProviderStep, TaskCall, TaskProvider } from '../types.ts';
-import { UpstreamRejected } from '../types.ts';
+import { paramsOf, type ProviderStep, type TaskCall, type TaskProvider } from '../../core/task-provider.ts';
+import { UpstreamRejected } from '../../core/task-provider.ts';
 import type { GenerateContentAnswer } from './gemini.answers.ts';
 import type { GeminiChannelOptions } from './gemini.channel.ts';
 import { geminiCall, modelPath } from './gemini.http.ts';
@@ -109,7 +109,7 @@ export class GeminiImages implements TaskProvider {
 
   async submit(call: TaskCall): Promise<ProviderStep> {
     const { channel } = call;
-    const params = call.params as ImageParams;
+    const params = paramsOf(call, 'image');
     const options = channel.options as GeminiChannelOptions;
     const timeoutMs = this.deps.timeoutMs(options);
     const urls: [string, string][] = ((params.image_urls ?? []) as string[]).map((url, i) => [`image_urls[${i}]`, url]);

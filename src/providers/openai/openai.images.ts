@@ -1,8 +1,8 @@
 import { FormData, request, type Dispatcher } from 'undici';
 import type { Channel } from '../../core/channel.ts';
-import type { ImageParams } from '../../modules/catalog/image-rules.ts';
+import type { ImageParams } from '../../core/task-params.ts';
 import { readBoundedText } from '../upstream-read.ts';
-import { ChannelRefused, UpstreamRejected, type Produced, type ProviderStep, type TaskCall, type TaskProvider } from '../types.ts';
+import { paramsOf, ChannelRefused, UpstreamRejected, type Produced, type ProviderStep, type TaskCall, type TaskProvider } from '../../core/task-provider.ts';
 import type { ImagesAnswer } from './openai.answers.ts';
 import { fetchReferences, type FetchLimits, type ReferenceFile } from './openai.references.ts';
 
@@ -110,7 +110,7 @@ export class OpenAIImages implements TaskProvider {
 
   async submit(call: TaskCall): Promise<ProviderStep> {
     const { channel } = call;
-    const params = call.params as ImageParams;
+    const params = paramsOf(call, 'image');
     const model = call.upstreamModel !== call.task.model ? call.upstreamModel : (OPENAI_IMAGE_MODELS[call.task.model] ?? call.upstreamModel);
     const connection = this.deps.connection(channel);
     const urls: string[] = params.image_urls ?? [];

@@ -6,7 +6,7 @@ import { checkAddress } from '../../modules/webhooks/address-rules.ts';
 import { abortAfter } from '../../lib/abort-after.ts';
 import type { DownloadSlots } from '../reference-slots.ts';
 import type { HeldBytes, ReferenceStore } from '../reference-store.ts';
-import { ReferencesBusy, UpstreamRejected } from '../types.ts';
+import { ReferencesBusy, UpstreamRejected } from '../../core/task-provider.ts';
 
 // Reference images and masks that an upstream needs as bytes (OpenAI's edits take files, not URLs).
 // A caller's URL is fetched through the dispatcher that applies the callback address rules; a

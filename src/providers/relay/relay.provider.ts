@@ -2,8 +2,8 @@ import { request, type Dispatcher } from 'undici';
 import { upstreamRequest } from '../../modules/catalog/upstream-request.ts';
 import type { SubmitReceipt, TaskRecord } from '../../modules/tasks/tasks.schemas.ts';
 import { readBoundedText } from '../upstream-read.ts';
-import type { AnyKindParams, ProviderStep, TaskCall, TaskProvider } from '../types.ts';
-import { UpstreamRejected } from '../types.ts';
+import type { AnyKindParams, ProviderStep, TaskCall, TaskProvider } from '../../core/task-provider.ts';
+import { UpstreamRejected } from '../../core/task-provider.ts';
 import { addressFree, neutralFailure, rehosted } from './relay.result.ts';
 
 // The upstream is another gateway that speaks our own API: submit, then poll its task record.

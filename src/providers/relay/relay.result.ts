@@ -1,4 +1,4 @@
-import type { Produced, ProducedResult } from '../types.ts';
+import type { Produced, ProducedResult } from '../../core/task-provider.ts';
 
 // What of the upstream gateway's task record reaches our caller. The upstream is ours to know, not
 // the caller's: its host, its links (signed, private) and whatever else it put in its record stay

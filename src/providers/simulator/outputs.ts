@@ -1,5 +1,5 @@
-import type { ImageParams } from '../../modules/catalog/image-rules.ts';
-import type { VideoParams } from '../../modules/catalog/video-rules.ts';
+import type { ImageParams } from '../../core/task-params.ts';
+import type { VideoParams } from '../../core/task-params.ts';
 export { resultTtlSeconds } from '../../modules/catalog/models.ts';
 
 // What the simulator produces for a task, read off its normalized parameters.

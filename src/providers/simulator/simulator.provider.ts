@@ -1,9 +1,9 @@
 import { countText } from '../../lib/tokens/token-count.ts';
 import type { RenderSpec } from '../../blobs/signed-urls.ts';
-import type { Pricing } from '../../modules/billing/pricing.ts';
-import type { ImageParams } from '../../modules/catalog/image-rules.ts';
-import type { VideoParams } from '../../modules/catalog/video-rules.ts';
-import type { AnyKindParams, AvatarReviewParams, ProducedResult, ProviderStep, ResultPart, TaskCall, TaskProvider, TaskResult } from '../types.ts';
+import type { TaskPrices } from '../../core/prices.ts';
+import type { ImageParams } from '../../core/task-params.ts';
+import type { VideoParams } from '../../core/task-params.ts';
+import { paramsOf, type AnyKindParams, type AvatarReviewParams, type ProducedResult, type ProviderStep, type ResultPart, type TaskCall, type TaskProvider, type TaskResult } from '../../core/task-provider.ts';
 import { parseDirectives } from './directives.ts';
 import { imageOutput, videoOutput } from './outputs.ts';
 
@@ -13,7 +13,7 @@ import { imageOutput, videoOutput } from './outputs.ts';
 
 export interface SimulatorOptions {
   latencyMs: number;
-  pricing: Pricing;
+  pricing: TaskPrices;
 }
 
 export class SimulatorProvider implements TaskProvider {
@@ -39,7 +39,7 @@ export class SimulatorProvider implements TaskProvider {
   // Avatar review: every asset passes unless its name or URL carries [sim:reject].
   // Only the assets that passed are billed.
   private review(call: TaskCall): ProviderStep {
-    const params = call.params as AvatarReviewParams;
+    const params = paramsOf(call, 'avatar');
     const assets = params.assets ?? [];
     const entries = assets.map((a) => ({
       asset_id: a.asset_id,
@@ -63,7 +63,7 @@ export class SimulatorProvider implements TaskProvider {
 
   private images(call: TaskCall): ProviderStep {
     const { task } = call;
-    const params = call.params as ImageParams;
+    const params = paramsOf(call, 'image');
     const out = imageOutput(task.model, params);
     const parts = Array.from({ length: out.n }, (_, i) =>
       render({ k: 'image', w: out.width, h: out.height, f: out.format, q: out.compression, s: `${task.id}:${i}`, t: out.transparent }),
@@ -80,7 +80,7 @@ export class SimulatorProvider implements TaskProvider {
 
   private video(call: TaskCall): ProviderStep {
     const { task } = call;
-    const params = call.params as VideoParams;
+    const params = paramsOf(call, 'video');
     const out = videoOutput(task.model, params);
     const seed = `${task.id}:0`;
     const video: NonNullable<ProducedResult['videos']>[number] = {

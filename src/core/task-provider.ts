@@ -1,9 +1,7 @@
 import type { Readable } from 'node:stream';
-import type { Task } from '../db/types.ts';
-import type { Channel } from '../core/channel.ts';
-import type { RenderSpec } from '../blobs/signed-urls.ts';
-import type { ImageParams } from '../modules/catalog/image-rules.ts';
-import type { VideoParams } from '../modules/catalog/video-rules.ts';
+import type { Channel } from './channel.ts';
+import type { KindParams, ParamsOfKind, TaskKind } from './task-params.ts';
+export type { AnyKindParams, AvatarReviewParams, TaskParams } from './task-params.ts';
 
 // Every upstream sits behind this interface. A task provider is driven by the job engine: `submit`
 // once (dispatch job), then `poll` until it reports an end. Network errors are thrown and retried.
@@ -50,33 +48,41 @@ export type ProviderStep =
     }
   | { state: 'failed'; code: string; message: string; result?: ProducedResult; billedUnits?: number };
 
-/** An avatar review's parameters, as modules/avatars/avatars.service.ts stores them. */
-export interface AvatarReviewParams {
+/** The task as a provider reads it (the tasks table's row has more). */
+export interface TaskRef {
+  id: string;
+  user_id: string;
+  kind: TaskKind;
   model: string;
-  group_id: string;
-  project_name: string;
-  asset_type: string;
-  assets: { asset_id: string; name: string; url: string }[];
+  upstream_id: string | null;
+  created_at: number;
+  started_at: number | null;
+  eta_at: number | null;
 }
 
 /**
- * A task's stored parameters: the normalized request of its kind. A provider that serves one kind
- * narrows them with `as` (ImageParams for an image task): the task's kind, not the object, says which.
+ * The simulator's files, rendered into the store on their first download: the parameters travel in
+ * the signed link, so nothing is stored until a caller asks.
  */
-export type TaskParams = ImageParams | VideoParams | AvatarReviewParams;
+export type RenderSpec =
+  | { k: 'image'; w: number; h: number; f: 'png' | 'jpeg' | 'webp'; q?: number; s: string; t?: boolean }
+  | { k: 'video'; w: number; h: number; d: number; s: string; a?: boolean }
+  | { k: 'frame'; w: number; h: number; d: number; s: string };
 
-/** Every kind's fields, all optional: for code that reads a field whatever the task's kind. */
-export type AnyKindParams = Partial<ImageParams & VideoParams & AvatarReviewParams>;
-
-export interface TaskCall {
-  task: Task;
-  /** The normalized request parameters. */
-  params: TaskParams;
+/** A call of a task provider: the task, its parameters (narrowed by `kind`), the channel and the model. */
+export type TaskCall = KindParams & {
+  task: TaskRef;
   channel: Channel;
   /** The model name to send upstream (after the channel's mapping). */
   upstreamModel: string;
   /** Aborted when the task's deadline passes: its downloads and upstream calls stop then. */
   signal?: AbortSignal;
+};
+
+/** The call's parameters as its kind has them; a call of another kind reaching a provider is our own bug. */
+export function paramsOf<K extends TaskKind>(call: TaskCall, kind: K): ParamsOfKind[K] {
+  if (call.kind !== kind) throw new Error(`A ${call.kind} task reached a provider of ${kind} tasks`);
+  return call.params as ParamsOfKind[K];
 }
 
 export interface TaskProvider {
