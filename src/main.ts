@@ -6,7 +6,7 @@ import { createContext, type AppContext } from './context.ts';
 import { ensureDemoAccount, type DemoAccount } from './modules/accounts/demo.ts';
 import { migrateDatabase } from './db/migrations.ts';
 import { ensureSimulatorChannel } from './modules/channels/channels.service.ts';
-import { allModelIds } from './modules/catalog/models.ts';
+import { allModelIds } from './core/catalog/models.ts';
 import { startWorkers } from './modules/tasks/engine.ts';
 
 const SHUTDOWN_GRACE_MS = 15_000;

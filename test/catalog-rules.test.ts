@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../src/core/errors.ts';
 import { normalizeImageRequest } from '../src/modules/catalog/image-rules.ts';
 import { normalizeVideoRequest } from '../src/modules/catalog/video-rules.ts';
-import { MODELS, resolveModel } from '../src/modules/catalog/models.ts';
+import { MODELS, resolveModel } from '../src/core/catalog/models.ts';
 import fs from 'node:fs';
 import { pixelSizesMarkdown } from '../src/modules/catalog/pixel-doc.ts';
-import { imagePixelSize, videoPixelSize } from '../src/modules/catalog/pixels.ts';
+import { imagePixelSize, videoPixelSize } from '../src/core/catalog/pixels.ts';
 import { characters } from '../src/modules/catalog/rule-kit.ts';
 
 // One test per rule of SPEC 4.5.1-4.5.3, 4.6.1-4.6.7 and table 8, accepting and rejecting at each bound.

@@ -11,7 +11,7 @@ import { createContext, type AppContext } from '../src/context.ts';
 import type { Dialect } from '../src/db/index.ts';
 import * as accounts from '../src/modules/accounts/accounts.service.ts';
 import { ensureSimulatorChannel } from '../src/modules/channels/channels.service.ts';
-import { allModelIds } from '../src/modules/catalog/models.ts';
+import { allModelIds } from '../src/core/catalog/models.ts';
 import { startWorkers } from '../src/modules/tasks/engine.ts';
 import type { TextFloats } from '../src/modules/text-money/floats.ts';
 import { TextMoneyBook } from '../src/modules/text-money/text-money.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDemoAccount } from '../src/modules/accounts/demo.ts';
-import { MODELS, TEXT_MODELS } from '../src/modules/catalog/models.ts';
+import { MODELS, TEXT_MODELS } from '../src/core/catalog/models.ts';
 import { backendName, createTestApp, type TestApp } from './harness.ts';
 
 // OpenAPI's "Try it out" with the demo key: every operation an API key may call that takes a

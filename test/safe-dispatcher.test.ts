@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { safeDispatcher } from '../src/modules/webhooks/safe-dispatcher.ts';
-import { systemResolver } from '../src/modules/webhooks/target.ts';
+import { safeDispatcher } from '../src/lib/net/safe-dispatcher.ts';
+import { systemResolver } from '../src/lib/net/target.ts';
 
 // The checking dispatcher carries callbacks and every caller-given URL the gateway fetches. A host
 // written as an address (127.0.0.1, the metadata address) is never looked up, so it must be

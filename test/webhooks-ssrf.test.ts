@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkAddress } from '../src/modules/webhooks/address-rules.ts';
+import { checkAddress } from '../src/lib/net/address-rules.ts';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startReceiver, waitUntil, type Receiver } from './support/receiver.ts';
 

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { callbackUrl } from '../src/modules/webhooks/target.ts';
+import { callbackUrl } from '../src/lib/net/target.ts';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startReceiver, waitUntil, type Receiver } from './support/receiver.ts';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { expiryOfKey, extensionOfKey, isBlobKey, type BlobInfo, type BlobStore, type ByteSpan, type PutOptions } from './blob-store.ts';
-import { contentTypeOf } from './content-types.ts';
+import { contentTypeOf } from '../lib/content-types.ts';
 import { sizeLimit } from './size-limit.ts';
 
 // One machine's store: a flat directory of files named by their keys. A file is written under a

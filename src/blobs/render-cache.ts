@@ -1,5 +1,5 @@
 import type { BlobInfo, BlobStore } from './blob-store.ts';
-import { contentTypeOf } from './content-types.ts';
+import { contentTypeOf } from '../lib/content-types.ts';
 import { extensionOf, type RenderSpec } from './signed-urls.ts';
 import { renderImage, renderLastFrame, renderVideo } from '../providers/simulator/media.ts';
 

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
 import { blobKey, BlobTooLarge, type BlobInfo, type BlobStore } from './blob-store.ts';
-import { claimedKind, contentTypeOf, isKind, SNIFF_BYTES, sniffExtension, type MediaKind } from './content-types.ts';
+import { claimedKind, contentTypeOf, isKind, SNIFF_BYTES, sniffExtension, type MediaKind } from '../lib/content-types.ts';
 
 // Puts a result file into the store under `<expiry>-<name>.<ext>`, the extension (and so the
 // content type) read from the file's first bytes. Upstream URLs are streamed straight into the

@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
-import { safeDispatcher } from '../modules/webhooks/safe-dispatcher.ts';
-import { systemResolver } from '../modules/webhooks/target.ts';
+import { safeDispatcher } from '../lib/net/safe-dispatcher.ts';
+import { systemResolver } from '../lib/net/target.ts';
 import type { FetchLimits } from './openai/openai.references.ts';
 import { DownloadSlots } from './reference-slots.ts';
 import { ReferenceStore } from './reference-store.ts';

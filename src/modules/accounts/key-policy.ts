@@ -1,6 +1,6 @@
 import net, { BlockList } from 'node:net';
 import { badRequest, forbidden } from '../../core/errors.ts';
-import { resolveModel } from '../catalog/models.ts';
+import { resolveModel } from '../../core/catalog/models.ts';
 
 // A key's policy: the models it may use, the client addresses it may come
 // from and when it stops working. Stored as JSON columns; compiled once per cache entry into a Set

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import type { Asset } from '../../db/types.ts';
 import { adminGuard, fixedModel, keyGuard } from '../../http/auth.ts';
-import { AVATAR_REVIEW_MODEL } from '../catalog/models.ts';
+import { AVATAR_REVIEW_MODEL } from '../../core/catalog/models.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { listAssets, listGroups } from './avatars.repo.ts';
 import { AssetView, AvatarReceipt, AvatarRequest } from './avatars.schemas.ts';

@@ -4,7 +4,7 @@ import { badRequest, serviceUnavailable } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import { normalizeAvatarRequest } from '../catalog/avatar-rules.ts';
-import { AVATAR_REVIEW_MODEL } from '../catalog/models.ts';
+import { AVATAR_REVIEW_MODEL } from '../../core/catalog/models.ts';
 import { writeSubmits } from '../tasks/submit-batcher.ts';
 import { asPaymentError, newTask } from '../tasks/tasks.service.ts';
 import { acceptWebhook, recordRefusal } from '../webhooks/accept.ts';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/types.ts';
 import { badRequest } from '../../core/errors.ts';
-import { allModelIds } from '../catalog/models.ts';
+import { allModelIds } from '../../core/catalog/models.ts';
 import { Pricing, PricingError, parsePricing, readPricingFile, type PricingFile } from './pricing.ts';
 
 // Prices start from PRICING_FILE; an operator may replace them at run time (console or PUT

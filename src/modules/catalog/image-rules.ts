@@ -1,8 +1,8 @@
 import { badRequest } from '../../core/errors.ts';
 import type { ImageRequest } from '../images/images.schemas.ts';
 import type { ImageParams } from '../../core/task-params.ts';
-import { DEFAULT_IMAGE_MODEL, resolveModel, type ImageModel } from './models.ts';
-import { imagePixelSize } from './pixels.ts';
+import { DEFAULT_IMAGE_MODEL, resolveModel, type ImageModel } from '../../core/catalog/models.ts';
+import { imagePixelSize } from '../../core/catalog/pixels.ts';
 import { atMost, atMostCharacters, inRange, lower, mediaUrl, oneOf } from './rule-kit.ts';
 
 

@@ -1,8 +1,8 @@
 import { badRequest } from '../../core/errors.ts';
 import type { VideoRequest } from '../videos/videos.schemas.ts';
 import type { VideoParams } from '../../core/task-params.ts';
-import { resolveModel, type VideoModel } from './models.ts';
-import { videoPixelSize } from './pixels.ts';
+import { resolveModel, type VideoModel } from '../../core/catalog/models.ts';
+import { videoPixelSize } from '../../core/catalog/pixels.ts';
 import { assetId, atMost, atMostCharacters, inRange, lower, mediaUrl, notTogether, oneOf } from './rule-kit.ts';
 
 

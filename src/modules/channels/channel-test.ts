@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.ts';
 import type { Channel } from '../../core/channel.ts';
 import { notFound } from '../../core/errors.ts';
 import type { ChannelTypeEntry } from '../../providers/channel-type.ts';
-import { TEXT_MODELS } from '../catalog/models.ts';
+import { TEXT_MODELS } from '../../core/catalog/models.ts';
 import { knownType } from './channel-options.ts';
 import { getChannel } from './channels.repo.ts';
 import { upstreamModel } from './channels.service.ts';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.ts';
 import { bodyModel, keyGuard } from '../../http/auth.ts';
-import { DEFAULT_IMAGE_MODEL } from '../catalog/models.ts';
+import { DEFAULT_IMAGE_MODEL } from '../../core/catalog/models.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { ImageRequest } from './images.schemas.ts';
 import { SubmitReceipt } from '../tasks/tasks.schemas.ts';

@@ -1,5 +1,5 @@
 import type { FastifySchema } from 'fastify';
-import { MODELS, TEXT_MODELS } from '../catalog/models.ts';
+import { MODELS, TEXT_MODELS } from '../../core/catalog/models.ts';
 
 // The OpenAPI document only (@fastify/swagger's `transform`): each request's `model` is listed as
 // the models its endpoint serves, and each operation a key may call carries an example body that

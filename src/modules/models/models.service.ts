@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
 import { modelAllowed } from '../accounts/key-policy.ts';
-import { AVATAR_REVIEW_MODEL, resolveModel } from '../catalog/models.ts';
+import { AVATAR_REVIEW_MODEL, resolveModel } from '../../core/catalog/models.ts';
 
 // What GET /v1/models lists: every model an enabled channel serves (a channel serving `*` adds
 // every priced model), that the key's policy lets it use, with its kind, endpoints and price.

@@ -4,7 +4,7 @@ import { sweepDeadlines, taskHandlers, type TaskEngineDeps } from './task-worker
 import { enqueue } from '../../jobs/jobs.repo.ts';
 import { deliveryHandler } from '../webhooks/delivery.ts';
 import { applyReview } from '../avatars/review.ts';
-import { safeDispatcher } from '../webhooks/safe-dispatcher.ts';
+import { safeDispatcher } from '../../lib/net/safe-dispatcher.ts';
 import { alertDeliveryHandler, watchBalances } from '../webhooks/balance-alerts.ts';
 import { cancelAfterDeadline, cancelHandler } from './upstream-cancel.ts';
 

@@ -1,11 +1,11 @@
 import type { Dispatcher } from 'undici';
 import type { BlobInfo, BlobStore } from '../../blobs/blob-store.ts';
-import type { MediaKind } from '../../blobs/content-types.ts';
+import type { MediaKind } from '../../lib/content-types.ts';
 import type { FileSigner } from '../../blobs/signed-urls.ts';
 import { DownloadFailed, storeBytes, storeDownload, storeStream, type StoreTarget } from '../../blobs/stored-parts.ts';
 import type { Task } from '../../db/types.ts';
 import type { Produced, ProducedResult, TaskResult } from '../../core/task-provider.ts';
-import { resultTtlSeconds } from '../catalog/models.ts';
+import { resultTtlSeconds } from '../../core/catalog/models.ts';
 
 // The results step: every file part of a result is stored, and our signed link over its stored key
 // takes its place, before the task completes. A link's lifetime is the model's.

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import { badRequest, paymentRequired } from '../../core/errors.ts';
 import type { CachedKey } from '../../lib/key-cache.ts';
-import { contextWindow } from '../catalog/models.ts';
+import { contextWindow } from '../../core/catalog/models.ts';
 import { assertPriced } from './call-price.ts';
 import { MAX_TOKEN_BYTES } from '../../lib/tokens/token-count.ts';
 import { countOffLoop } from '../../lib/tokens/token-thread.ts';

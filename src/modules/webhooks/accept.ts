@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import { recordAttempt } from './webhooks.repo.ts';
-import { callbackUrl, checkTarget } from './target.ts';
+import { callbackUrl, checkTarget } from '../../lib/net/target.ts';
 
 /** Where a submit's callback goes (`target`), or why it goes nowhere (`refusal`). */
 export interface WebhookChoice {

@@ -7,7 +7,7 @@ import { toBalance, toCredits } from '../../lib/money.ts';
 import type { JobHandler } from '../../jobs/runner.ts';
 import { enqueue } from '../../jobs/jobs.repo.ts';
 import { DONE, judge, postSigned, type DeliveryDeps } from './delivery.ts';
-import { checkTarget } from './target.ts';
+import { checkTarget } from '../../lib/net/target.ts';
 import { attemptsInRound, recordAttempt, signingSecret } from './webhooks.repo.ts';
 import { pendingSql } from '../text-money/index.ts';
 

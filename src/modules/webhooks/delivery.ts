@@ -8,7 +8,7 @@ import type { Metrics } from '../../lib/metrics.ts';
 import { getTask } from '../tasks/tasks.repo.ts';
 import { taskRecordJson } from '../tasks/task-record.ts';
 import { signatureHeaders } from './signing.ts';
-import { checkTarget, type Resolver } from './target.ts';
+import { checkTarget, type Resolver } from '../../lib/net/target.ts';
 import { attemptsInRound, recordAttempt, signingSecret } from './webhooks.repo.ts';
 
 export interface DeliveryDeps {

@@ -1,6 +1,6 @@
 import type { TaskPrices } from '../../core/prices.ts';
 import type { ImageParams } from '../../core/task-params.ts';
-import { parseRatio } from '../../modules/catalog/pixels.ts';
+import { parseRatio } from '../../core/catalog/pixels.ts';
 import { paramsOf, type ResultPart, type ProviderStep, type TaskCall, type TaskProvider } from '../../core/task-provider.ts';
 import { UpstreamRejected } from '../../core/task-provider.ts';
 import type { SeedreamAnswer } from './ark.answers.ts';

@@ -1,4 +1,4 @@
-import { resolveModel } from '../../modules/catalog/models.ts';
+import { resolveModel } from '../../core/catalog/models.ts';
 import type { VideoParams } from '../../core/task-params.ts';
 import { UpstreamRejected } from '../../core/task-provider.ts';
 

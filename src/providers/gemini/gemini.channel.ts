@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { checkTarget } from '../../modules/webhooks/target.ts';
+import { checkTarget } from '../../lib/net/target.ts';
 import { ExtraHeaders, extraHeaders, Options, type ChannelTypeEntry } from '../channel-type.ts';
 import type { GeminiModel } from './gemini.answers.ts';
 import { geminiCall, modelPath } from './gemini.http.ts';

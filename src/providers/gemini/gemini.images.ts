@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import sharp from 'sharp';
-import { sniffExtension } from '../../blobs/content-types.ts';
+import { sniffExtension } from '../../lib/content-types.ts';
 import type { ImageParams } from '../../core/task-params.ts';
 import { fetchReferences, type FetchLimits, type ReferenceFile } from '../openai/openai.references.ts';
 import { paramsOf, type ProviderStep, type TaskCall, type TaskProvider } from '../../core/task-provider.ts';

@@ -1,8 +1,8 @@
 import net from 'node:net';
 import type { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
-import { contentTypeOf, sniffExtension, SNIFF_BYTES } from '../../blobs/content-types.ts';
-import { checkAddress } from '../../modules/webhooks/address-rules.ts';
+import { contentTypeOf, sniffExtension, SNIFF_BYTES } from '../../lib/content-types.ts';
+import { checkAddress } from '../../lib/net/address-rules.ts';
 import { abortAfter } from '../../lib/abort-after.ts';
 import type { DownloadSlots } from '../reference-slots.ts';
 import type { HeldBytes, ReferenceStore } from '../reference-store.ts';

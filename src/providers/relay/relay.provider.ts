@@ -1,8 +1,7 @@
 import { request, type Dispatcher } from 'undici';
-import { upstreamRequest } from '../../modules/catalog/upstream-request.ts';
-import type { SubmitReceipt, TaskRecord } from '../../modules/tasks/tasks.schemas.ts';
+import { upstreamRequest } from './relay.request.ts';
 import { readBoundedText } from '../upstream-read.ts';
-import type { AnyKindParams, ProviderStep, TaskCall, TaskProvider } from '../../core/task-provider.ts';
+import type { ProviderStep, TaskCall, TaskProvider } from '../../core/task-provider.ts';
 import { UpstreamRejected } from '../../core/task-provider.ts';
 import { addressFree, neutralFailure, rehosted } from './relay.result.ts';
 
@@ -13,13 +12,13 @@ import { addressFree, neutralFailure, rehosted } from './relay.result.ts';
 
 const SUBMIT_PATH = { image: '/v1/images/generations', video: '/v1/videos/generations', avatar: '/v1/seedance2/private-avatar' };
 
-// Its answers are our own API's shapes (tasks.schemas.ts), unchecked on the way in: every field is
-// read as possibly missing. A receipt's data is one element per task, or (an avatar's) one object.
+// Its answers are our own API's shapes, unchecked on the way in: only the fields read here are named,
+// each possibly missing. A receipt's data is one element per task, or (an avatar's) one object.
 interface Receipt {
-  data?: SubmitReceipt['data'] | { id?: string };
+  data?: { task_id?: unknown }[] | { id?: unknown };
 }
 interface Polled {
-  data?: Partial<TaskRecord>;
+  data?: { status?: unknown; progress?: unknown; result?: Record<string, unknown> | null; error?: { code?: unknown; message?: unknown } | null };
 }
 
 export interface RelayOptions {
@@ -99,9 +98,9 @@ export class RelayProvider implements TaskProvider {
       const wait = Number.isFinite(err.retryAfterSeconds) ? err.retryAfterSeconds * 1000 : this.options.pollMs;
       return { state: 'pending', pollAt: Date.now() + Math.min(Math.max(wait, this.options.pollMs), 10 * this.options.pollMs) };
     }
-    if (record?.status === 'completed') return { state: 'completed', result: rehosted(record.result ?? {}, task.params as AnyKindParams) };
+    if (record?.status === 'completed') return { state: 'completed', result: rehosted(record.result ?? {}, task.kind === 'video' ? task.params : {}) };
     // Its failed record's result (links of its own, signed) is not passed on.
-    if (record?.status === 'failed') return { state: 'failed', ...neutralFailure(record.error, hostOf(task.channel.base_url)) };
+    if (record?.status === 'failed') return { state: 'failed', ...neutralFailure(record.error ?? undefined, hostOf(task.channel.base_url)) };
     const progress = typeof record?.progress === 'number' && Number.isInteger(record.progress) ? Math.min(99, record.progress) : undefined;
     return { state: 'pending', pollAt: Date.now() + this.options.pollMs, progress };
   }

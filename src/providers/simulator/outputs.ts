@@ -1,6 +1,6 @@
 import type { ImageParams } from '../../core/task-params.ts';
 import type { VideoParams } from '../../core/task-params.ts';
-export { resultTtlSeconds } from '../../modules/catalog/models.ts';
+export { resultTtlSeconds } from '../../core/catalog/models.ts';
 
 // What the simulator produces for a task, read off its normalized parameters.
 

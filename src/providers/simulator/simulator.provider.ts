@@ -1,5 +1,5 @@
 import { countText } from '../../lib/tokens/token-count.ts';
-import type { RenderSpec } from '../../blobs/signed-urls.ts';
+import type { RenderSpec } from '../../core/task-provider.ts';
 import type { TaskPrices } from '../../core/prices.ts';
 import type { ImageParams } from '../../core/task-params.ts';
 import type { VideoParams } from '../../core/task-params.ts';

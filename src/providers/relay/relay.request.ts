@@ -1,5 +1,5 @@
 import type { ImageParams } from '../../core/task-params.ts';
-import { resolveModel } from './models.ts';
+import { resolveModel } from '../../core/catalog/models.ts';
 import type { VideoParams } from '../../core/task-params.ts';
 
 /**

@@ -11,7 +11,7 @@
 // - `adaptive` renders at 16:9 in the simulator, which does not look at reference media.
 // - The 1.0 models take no `image_urls` (they take images only as image_with_roles) and no audio: sending
 //   them is a 400 rather than a silent text-only video.
-import type { ImageFormat } from '../../core/task-params.ts';
+import type { ImageFormat } from '../task-params.ts';
 
 export type { ImageFormat };
 

@@ -1,6 +1,5 @@
 import dns from 'node:dns';
 import net from 'node:net';
-import type { Config } from '../../config.ts';
 import { checkAddress } from './address-rules.ts';
 
 // Where a callback goes, and whether it may go there at all.
@@ -18,7 +17,12 @@ export function callbackUrl(base: string): string {
 
 export type TargetVerdict = { ok: true; url: URL; addresses: string[] } | { ok: false; reason: string };
 
-type Rules = Pick<Config, 'publicBaseUrl' | 'webhook'>;
+/** The address rules a target is held to (the configuration's webhook rules and our own address). */
+export interface TargetRules {
+  publicBaseUrl: string;
+  webhook: { allowPrivate: boolean; ports: number[] | '*'; ownHosts: string[] };
+}
+type Rules = TargetRules;
 
 /** Every rule that needs no DNS: scheme, credentials, port, our own host. */
 export function checkUrl(url: URL, rules: Rules): string | undefined {
