@@ -13,6 +13,7 @@ import { QuotaSnapshots } from './modules/balance/quota-snapshots.ts';
 import { createTextMoney, type TextMoney } from './modules/text-money/index.ts';
 import { FileSigner, fileSigningSecret } from './blobs/signed-urls.ts';
 import { RenderCache } from './blobs/render-cache.ts';
+import { renderSpec } from './providers/simulator/render.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import { createBlobStore } from './blobs/create-store.ts';
 import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
@@ -123,7 +124,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
       quotas.changed(tasks.map((t) => t.key_id)),
     ),
     channels: new ChannelRouter(db),
-    files: { signer, store, renders: new RenderCache(store) },
+    files: { signer, store, renders: new RenderCache(store, renderSpec) },
     providerFor: providers,
     textProviderFor: createTextProviders(config),
     resolve: systemResolver,

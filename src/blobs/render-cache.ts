@@ -1,7 +1,6 @@
 import type { BlobInfo, BlobStore } from './blob-store.ts';
 import { contentTypeOf } from '../lib/content-types.ts';
 import { extensionOf, type RenderSpec } from './signed-urls.ts';
-import { renderImage, renderLastFrame, renderVideo } from '../providers/simulator/media.ts';
 
 // Simulated files are rendered on their first download and stored like every other result file;
 // after that any process serves them from the store. A process renders a key once however many ask
@@ -10,7 +9,11 @@ import { renderImage, renderLastFrame, renderVideo } from '../providers/simulato
 export class RenderCache {
   private pending = new Map<string, Promise<BlobInfo>>();
 
-  constructor(private readonly store: BlobStore) {}
+  /** `render` makes a simulated file's bytes (the simulator's media). */
+  constructor(
+    private readonly store: BlobStore,
+    private readonly render: (spec: RenderSpec) => Promise<Buffer>,
+  ) {}
 
   /** The stored file under `key`, rendered from `spec` first when the store has none. */
   async ensure(key: string, spec: RenderSpec): Promise<BlobInfo> {
@@ -18,22 +21,11 @@ export class RenderCache {
     if (stored) return stored;
     let work = this.pending.get(key);
     if (!work) {
-      work = render(spec)
+      work = this.render(spec)
         .then((bytes) => this.store.put(key, bytes, { contentType: contentTypeOf(extensionOf(spec)) }))
         .finally(() => this.pending.delete(key));
       this.pending.set(key, work);
     }
     return work;
-  }
-}
-
-async function render(spec: RenderSpec): Promise<Buffer> {
-  switch (spec.k) {
-    case 'image':
-      return renderImage({ width: spec.w, height: spec.h, format: spec.f, compression: spec.q, seed: spec.s, transparent: spec.t });
-    case 'video':
-      return renderVideo({ width: spec.w, height: spec.h, durationSeconds: spec.d, seed: spec.s, withAudio: spec.a });
-    case 'frame':
-      return renderLastFrame({ width: spec.w, height: spec.h, durationSeconds: spec.d, seed: spec.s });
   }
 }

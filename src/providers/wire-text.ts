@@ -7,7 +7,7 @@ import type { FinishReason, TextChunk, TextRequest, TextResult } from '../core/t
 import { laterUsage, usageOf, type ReportedUsage } from '../lib/tokens/tokens.ts';
 import { reportedUsage } from './wire-usage.ts';
 import { forwardWire } from './wire-forward.ts';
-import { clientError } from './chat-completions/chat-completions.text.ts';
+import { clientError } from './text-refusal.ts';
 import { sseEvents, type UpstreamText } from './upstream-http.ts';
 
 // A wire call (core/text/call.ts) on an upstream that speaks `speaks`. Same format: the caller's

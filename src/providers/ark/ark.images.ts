@@ -4,7 +4,7 @@ import { parseRatio } from '../../core/catalog/pixels.ts';
 import { paramsOf, type ResultPart, type ProviderStep, type TaskCall, type TaskProvider } from '../../core/task-provider.ts';
 import { UpstreamRejected } from '../../core/task-provider.ts';
 import type { SeedreamAnswer } from './ark.answers.ts';
-import type { ArkOptions } from './ark.channel.ts';
+import type { ArkOptions } from './ark.options.ts';
 import { arkCall, arkRefusal, isSensitiveCode } from './ark.http.ts';
 
 // Seedream images on ModelArk: POST /api/v3/images/generations answers with the images themselves

@@ -1,11 +1,12 @@
-import { badGateway, badRequest } from '../../core/errors.ts';
+import { badGateway } from '../../core/errors.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../core/text/provider.ts';
 import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
+import { clientError } from '../text-refusal.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
 import type { Channel } from '../../core/channel.ts';
 import { wireGenerate, wireStream, type WireRoute } from '../wire-text.ts';
-import { chatClasses, type ChatChunk, type ChatCompletion, type ChatErrorBody } from './chat-completions.answers.ts';
+import { chatClasses, type ChatChunk, type ChatCompletion } from './chat-completions.answers.ts';
 
 // The chat-completions protocol, the most common upstream: requests, responses, errors and streams
 // are translated both ways. The channel's secret goes upstream and nowhere else.
@@ -34,19 +35,6 @@ function toChat(request: TextRequest, stream: boolean) {
 }
 
 const finishOf = (reason: unknown): FinishReason => (reason === 'length' ? 'max_tokens' : reason === 'tool_calls' ? 'tool_calls' : 'stop');
-
-export async function clientError(statusCode: number, body: { text(): string | Promise<string> }): Promise<never> {
-  let message = `upstream answered ${statusCode}`;
-  try {
-    const parsed: { error?: ChatErrorBody } | null = JSON.parse(await body.text());
-    if (typeof parsed?.error?.message === 'string') message = parsed.error.message;
-  } catch {
-    // not JSON: keep the status
-  }
-  // A caller's mistake is theirs to fix; a refused credential is ours, and not theirs to see.
-  if (statusCode === 400 || statusCode === 404 || statusCode === 422) throw badRequest(`upstream: ${message}`);
-  throw badGateway(`upstream refused the call (${statusCode})`);
-}
 
 const CHAT: WireRoute = { speaks: 'chat', path: () => '/v1/chat/completions' };
 const RESPONSES: WireRoute = { speaks: 'responses', path: () => '/v1/responses' };

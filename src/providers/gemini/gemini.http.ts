@@ -6,7 +6,7 @@ import { extraHeaders } from '../channel-type.ts';
 import { requestWhole } from '../upstream-whole.ts';
 import { ChannelRefused, UpstreamRejected } from '../../core/task-provider.ts';
 import type { GeminiError } from './gemini.answers.ts';
-import type { GeminiChannelOptions } from './gemini.channel.ts';
+import type { GeminiChannelOptions } from './gemini.options.ts';
 
 // One call to the Gemini API (generativelanguage.googleapis.com) as @google/genai makes it: the key in
 // `x-goog-api-key`, JSON bodies under /v1beta. Errors are {error: {code, message, status, details}}.

@@ -6,7 +6,7 @@ import { fetchReferences, type FetchLimits, type ReferenceFile } from '../openai
 import { paramsOf, type ProviderStep, type TaskCall, type TaskProvider } from '../../core/task-provider.ts';
 import { UpstreamRejected } from '../../core/task-provider.ts';
 import type { GenerateContentAnswer } from './gemini.answers.ts';
-import type { GeminiChannelOptions } from './gemini.channel.ts';
+import type { GeminiChannelOptions } from './gemini.options.ts';
 import { geminiCall, modelPath } from './gemini.http.ts';
 
 // Images from the Gemini API: generateContent with responseModalities [IMAGE] and imageConfig

@@ -1,7 +1,7 @@
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../core/text/provider.ts';
 import { laterUsage, usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import { badGateway } from '../../core/errors.ts';
-import { clientError } from '../chat-completions/chat-completions.text.ts';
+import { clientError } from '../text-refusal.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
 import type { Channel } from '../../core/channel.ts';

@@ -1,6 +1,6 @@
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../core/text/provider.ts';
 import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
-import { clientError } from '../chat-completions/chat-completions.text.ts';
+import { clientError } from '../text-refusal.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
 import type { Channel } from '../../core/channel.ts';
