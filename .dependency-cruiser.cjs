@@ -39,7 +39,7 @@ module.exports = {
       comment: 'Providers import core, lib and the wire formats only; rules and storage reach them through core interfaces.',
       severity: 'error',
       from: { path: layer('providers') },
-      to: { path: '^src/', pathNot: '^src/(core|lib|formats|providers)/|^src/config[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/(core|lib|formats|providers)/' },
     },
     {
       name: 'infrastructure-imports-no-module',

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import type { ReferenceRules } from './core/provider-settings.ts';
 // Configuration is read once from the environment into a frozen object. An invalid value stops the
 // process at start with a message naming the variable, instead of failing later mid-request.
 
@@ -83,20 +84,8 @@ export interface Config {
   };
   upstreamTimeoutMs: number;
   /** Callers' reference files (image edits) downloaded to send upstream. */
-  references: {
-    /** REFERENCE_MEMORY_MB: bytes all downloads of this process hold in memory at once; beyond it they go to disk. */
-    memoryBytes: number;
-    /** Where downloads over the memory budget are spooled (a directory per process, removed at exit and at the next start). */
-    spoolDir: string;
-    /** One download's whole time, head to last byte. */
-    timeoutMs: number;
-    /** A download that moves fewer bytes than this per second over a window is given up. */
-    minBytesPerSecond: number;
-    windowMs: number;
-    /** Downloads one process runs at once, and per account: the rest of the worker slots stay free for other work. */
-    downloads: number;
-    downloadsPerAccount: number;
-  };
+  /** Reference downloads: the memory budget, the spool directory, deadlines and slots. */
+  references: ReferenceRules;
   /** UPSTREAM_MAX_ANSWER_BYTES: an upstream answer read whole (JSON, base64 images) is cut off past this. */
   upstreamMaxAnswerBytes: number;
   /** How long a stored /v1/responses answer can be read back and continued (previous_response_id). */

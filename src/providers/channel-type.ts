@@ -1,5 +1,5 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from 'typebox';
-import type { Config } from '../config.ts';
+import type { ProviderSettings } from '../core/provider-settings.ts';
 import type { ReviewedAssets } from '../core/reviewed-assets.ts';
 import type { Channel } from '../core/channel.ts';
 import type { TaskPrices } from '../core/prices.ts';
@@ -13,7 +13,7 @@ import type { TaskProvider } from '../core/task-provider.ts';
 export type Serves = 'text' | 'image' | 'video' | 'avatar';
 
 export interface ProviderDeps {
-  config: Readonly<Config>;
+  config: Readonly<ProviderSettings>;
   pricing: TaskPrices;
   /** Earlier avatar reviews, for providers that map our asset ids to an upstream's (ModelArk's asset library). */
   reviewed?: ReviewedAssets;
@@ -43,7 +43,7 @@ export interface ChannelTypeEntry<O extends TObject = TObject> {
   /** One instance per type (channels carry their own URL and secret per call). */
   taskProvider?(deps: ProviderDeps): TaskProvider;
   /** The text provider for one channel row and its parsed options. */
-  textProvider?(channel: Channel, options: Static<O>, config: Readonly<Config>): TextProvider | undefined;
+  textProvider?(channel: Channel, options: Static<O>, config: Readonly<ProviderSettings>): TextProvider | undefined;
   /** One small real call; resolves to what the console shows, throws what went wrong. */
   test(probe: ConnectionProbe): Promise<string>;
 }

@@ -1,4 +1,4 @@
-import type { Config } from '../config.ts';
+import type { ProviderSettings } from '../core/provider-settings.ts';
 import type { TaskPrices } from '../core/prices.ts';
 import type { TaskProvider } from '../core/task-provider.ts';
 import type { TextProvider } from '../core/text/provider.ts';
@@ -9,7 +9,7 @@ import { referenceLimits } from './reference-limits.ts';
 import { setMaxAnswerBytes } from './upstream-read.ts';
 
 /** One task provider per channel type that has one; channels carry their own URL and secret per call. */
-export function createProviders(config: Readonly<Config>, pricing: TaskPrices, more: Omit<ProviderDeps, 'config' | 'pricing' | 'references'> = {}) {
+export function createProviders(config: Readonly<ProviderSettings>, pricing: TaskPrices, more: Omit<ProviderDeps, 'config' | 'pricing' | 'references'> = {}) {
   setMaxAnswerBytes(config.upstreamMaxAnswerBytes);
   const byType = new Map<string, TaskProvider>();
   const references = referenceLimits(config);
@@ -18,7 +18,7 @@ export function createProviders(config: Readonly<Config>, pricing: TaskPrices, m
 }
 
 /** The text provider for a channel (the synchronous endpoints); upstream ones carry its URL, secret and options. */
-export function createTextProviders(config: Readonly<Config>) {
+export function createTextProviders(config: Readonly<ProviderSettings>) {
   setMaxAnswerBytes(config.upstreamMaxAnswerBytes);
   const make = (channel: Channel): TextProvider | undefined => {
     const entry = channelType(channel.type);

@@ -1,4 +1,4 @@
-import type { Config } from '../config.ts';
+import type { ProviderSettings } from '../core/provider-settings.ts';
 import { safeDispatcher } from '../lib/net/safe-dispatcher.ts';
 import { systemResolver } from '../lib/net/target.ts';
 import type { FetchLimits } from './openai/openai.references.ts';
@@ -9,7 +9,7 @@ import { ReferenceStore } from './reference-store.ts';
  * The process's one set of reference-download rules: every channel type that downloads callers'
  * references shares its memory budget and its download slots.
  */
-export function referenceLimits(config: Readonly<Config>): FetchLimits {
+export function referenceLimits(config: Readonly<ProviderSettings>): FetchLimits {
   const rules = config.references;
   return {
     store: new ReferenceStore(rules.memoryBytes, rules.spoolDir),

@@ -1,3 +1,4 @@
+import type { TargetRules } from '../../core/provider-settings.ts';
 import dns from 'node:dns';
 import net from 'node:net';
 import { checkAddress } from './address-rules.ts';
@@ -17,11 +18,6 @@ export function callbackUrl(base: string): string {
 
 export type TargetVerdict = { ok: true; url: URL; addresses: string[] } | { ok: false; reason: string };
 
-/** The address rules a target is held to (the configuration's webhook rules and our own address). */
-export interface TargetRules {
-  publicBaseUrl: string;
-  webhook: { allowPrivate: boolean; ports: number[] | '*'; ownHosts: string[] };
-}
 type Rules = TargetRules;
 
 /** Every rule that needs no DNS: scheme, credentials, port, our own host. */

@@ -1,11 +1,11 @@
-import type { Config } from '../../config.ts';
+import type { ProviderSettings } from '../../core/provider-settings.ts';
 import type { ReviewedAssets } from '../../core/reviewed-assets.ts';
 import type { TaskPrices } from '../../core/prices.ts';
 import { upstreamGroupId } from './ark.asset-ids.ts';
 import { ArkAvatar } from './ark.avatar.ts';
 
 /** The avatar-review provider of an ark channel, reading our groups (and their upstream ids) from earlier reviews. */
-export function arkAvatar(config: Readonly<Config>, pricing: TaskPrices, reviewed: ReviewedAssets | undefined): ArkAvatar {
+export function arkAvatar(config: Readonly<ProviderSettings>, pricing: TaskPrices, reviewed: ReviewedAssets | undefined): ArkAvatar {
   return new ArkAvatar({
     pricing,
     pollMs: config.upstreamTasks.pollMs,
