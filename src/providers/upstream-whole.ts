@@ -11,6 +11,8 @@ import { maxAnswerBytes, UpstreamAnswerCut } from './upstream-read.ts';
 /** An upstream's whole answer. */
 export interface WholeResponse {
   statusCode: number;
+  /** One response header's value (the first, by its lower-case name). */
+  header(name: string): string | undefined;
   text(): string;
   /** The body parsed; a body that is not JSON is a 502 (the upstream answered, so no failover). */
   json(): unknown;
@@ -20,7 +22,17 @@ class WholeBody implements WholeResponse {
   constructor(
     readonly statusCode: number,
     private readonly chunks: Buffer[],
+    /** undici's raw headers, name and value in turn: parsed only when one is asked for. */
+    private readonly rawHeaders: Buffer[] | string[] | null,
   ) {}
+
+  header(name: string): string | undefined {
+    const raw = this.rawHeaders ?? [];
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      if (raw[i]!.toString().toLowerCase() === name) return raw[i + 1]!.toString();
+    }
+    return undefined;
+  }
 
   text(): string {
     const { chunks } = this;
@@ -43,6 +55,7 @@ class WholeBody implements WholeResponse {
  */
 class WholeAnswer implements Dispatcher.DispatchHandler {
   private statusCode = 0;
+  private rawHeaders: Buffer[] | string[] | null = null;
   private readonly chunks: Buffer[] = [];
   private size = 0;
   private abortConnection: ((reason?: Error) => void) | undefined;
@@ -68,10 +81,11 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
     else this.abortConnection = abort;
   }
 
-  onHeaders(statusCode: number): boolean {
+  onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null): boolean {
     // 1xx answers come before the real one.
     if (statusCode < 200) return true;
     this.statusCode = statusCode;
+    this.rawHeaders = rawHeaders;
     if (this.bodyDeadlineMs !== undefined && !this.deadline) {
       this.deadline = setTimeout(() => this.abortConnection?.(new UpstreamAnswerCut('too_slow', this.bodyDeadlineMs!)), this.bodyDeadlineMs);
     }
@@ -90,7 +104,7 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
 
   onComplete(): void {
     this.done();
-    this.resolve(new WholeBody(this.statusCode, this.chunks));
+    this.resolve(new WholeBody(this.statusCode, this.chunks, this.rawHeaders));
   }
 
   onError(err: Error): void {

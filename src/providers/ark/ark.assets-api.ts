@@ -1,6 +1,5 @@
-import { request } from 'undici';
 import type { Channel } from '../../core/channel.ts';
-import { readBoundedText } from '../upstream-read.ts';
+import { upstreamWhole } from '../upstream-client.ts';
 import { ChannelRefused, UpstreamRejected } from '../../core/task-provider.ts';
 import type { AssetAnswer, AssetResult } from './ark.answers.ts';
 import { signRequest, type Credentials } from './ark.signing.ts';
@@ -52,11 +51,10 @@ export async function assetsCall(library: AssetLibrary, action: string, body: Re
   url.searchParams.set('Version', ASSETS_VERSION);
   const payload = JSON.stringify(body);
   const headers = signRequest(library.credentials, { method: 'POST', url, headers: { 'Content-Type': 'application/json' }, body: payload });
-  const response = await request(url, { method: 'POST', headers, body: payload, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  const text = await readBoundedText(response.body, { deadlineMs: timeoutMs });
+  const response = await upstreamWhole({ url, method: 'POST', headers, body: payload, timeoutMs });
   let json: AssetAnswer | null;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(response.text());
   } catch {
     throw new AssetLibraryError(response.statusCode, '', `The asset library answered ${response.statusCode} with a body that is not JSON`);
   }

@@ -1,6 +1,5 @@
-import { getGlobalDispatcher } from 'undici';
 import type { Channel } from '../../core/channel.ts';
-import { requestWhole } from '../upstream-whole.ts';
+import { upstreamJson } from '../upstream-client.ts';
 import { ChannelRefused, UpstreamRejected } from '../../core/task-provider.ts';
 import type { ArkErrorBody } from './ark.answers.ts';
 
@@ -14,7 +13,7 @@ export const isSensitiveCode = (code: unknown) => typeof code === 'string' && /S
 
 export interface ArkCall {
   channel: Channel;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** After the base URL, e.g. `/api/v3/images/generations`. */
   path: string;
   body?: unknown;
@@ -31,36 +30,52 @@ export function arkRefusal(status: number, error: ArkErrorBody | undefined): Ups
   return new UpstreamRejected('upstream_error', `ModelArk refused the task (${status} ${code}): ${message}`);
 }
 
-/**
- * The answer's JSON as it came (the caller names the shape it expects: ark.answers.ts), or the refusal
- * thrown (UpstreamRejected), or a plain Error for what may be retried elsewhere.
- */
-export async function arkCall(call: ArkCall): Promise<unknown> {
-  const base = new URL(call.channel.base_url ?? '');
-  const basePath = base.pathname === '/' ? '' : base.pathname.replace(/\/+$/, '');
-  const response = await requestWhole(
-    getGlobalDispatcher(),
-    {
-      origin: base.origin,
-      path: `${basePath}${call.path}`,
-      method: call.method,
-      headers: {
-        authorization: `Bearer ${call.channel.secret ?? ''}`,
-        ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: call.body === undefined ? undefined : JSON.stringify(call.body),
-      headersTimeout: call.timeoutMs,
-      bodyTimeout: call.timeoutMs,
-    },
-    AbortSignal.timeout(call.timeoutMs + 1000),
-  );
-  if (response.statusCode === 429 || response.statusCode >= 500) throw new Error(`ModelArk answered ${response.statusCode}`);
-  let json: { error?: ArkErrorBody } | null;
-  try {
-    json = JSON.parse(response.text());
-  } catch {
-    throw new Error(`ModelArk answered ${response.statusCode} with a body that is not JSON`);
+/** ModelArk answered an error: its HTTP status, code and message. */
+export class ArkError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
   }
-  if (response.statusCode >= 400) throw arkRefusal(response.statusCode, json?.error);
-  return json;
+}
+
+/**
+ * One call to the data plane: the JSON of a 2xx answer as it came (the caller names the shape it
+ * expects: ark.answers.ts), or an ArkError with what ModelArk said.
+ */
+export function arkRequest(channel: Channel, method: 'GET' | 'POST' | 'DELETE', path: string, timeoutMs: number, body?: unknown): Promise<unknown> {
+  return upstreamJson(
+    {
+      url: channel.base_url ?? '',
+      path,
+      method,
+      headers: { authorization: `Bearer ${channel.secret ?? ''}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      timeoutMs,
+    },
+    (status, json) => {
+      const error = (json as { error?: ArkErrorBody } | undefined)?.error;
+      return new ArkError(status, String(error?.code ?? ''), String(error?.message ?? `ModelArk answered ${status}`));
+    },
+  );
+}
+
+/**
+ * What a failed call means for its task: what another channel might not have (connection errors,
+ * timeouts, 429, 5xx, an unreadable answer) is thrown as it is, to be retried; a refusal ends the task.
+ */
+export function arkTaskError(err: unknown): unknown {
+  if (!(err instanceof ArkError) || err.status >= 500 || err.status === 429 || err.status < 400) return err;
+  return arkRefusal(err.status, { code: err.code, message: err.message });
+}
+
+/** A data-plane call for a task: its JSON, or the error its task meets (arkTaskError). */
+export async function arkCall(call: ArkCall): Promise<unknown> {
+  try {
+    return await arkRequest(call.channel, call.method, call.path, call.timeoutMs, call.body);
+  } catch (err) {
+    throw arkTaskError(err);
+  }
 }

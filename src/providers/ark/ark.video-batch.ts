@@ -51,7 +51,7 @@ class SlidingWindow {
 }
 
 /** One call's JSON as it came (arkVideoCall). */
-type Fetch = (call: TaskCall, method: string, path: string) => Promise<unknown>;
+type Fetch = (call: TaskCall, method: 'GET', path: string) => Promise<unknown>;
 
 interface Waiting {
   call: TaskCall;

@@ -1,9 +1,8 @@
-import { request } from 'undici';
 import type { VideoParams } from '../../core/task-params.ts';
-import { readBoundedText } from '../upstream-read.ts';
+import { ArkError, arkRequest, arkTaskError } from './ark.http.ts';
 import { paramsOf, type ProducedResult, type ProviderStep, type TaskCall } from '../../core/task-provider.ts';
-import { ChannelRefused, UpstreamRejected } from '../../core/task-provider.ts';
-import type { ArkErrorBody, ArkTaskRecord } from './ark.answers.ts';
+import { UpstreamRejected } from '../../core/task-provider.ts';
+import type { ArkTaskRecord } from './ark.answers.ts';
 import { arkVideoBody } from './ark.video-body.ts';
 import type { ArkRequestPacer } from './ark.video-batch.ts';
 
@@ -26,17 +25,6 @@ export interface ArkVideoOptions {
   pacer?: ArkRequestPacer;
 }
 
-/** ModelArk answered an error: its HTTP status, code and message. */
-export class ArkError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** Sensitive-content and risk-detection codes are the caller's content, not our failure. */
 export const isContentPolicy = (code: string) => /Sensitive|RiskDetection/i.test(code);
 
@@ -46,34 +34,9 @@ export function failureCode(status: string, code: string): string {
   return 'upstream_error';
 }
 
-/** The answer's JSON as it came (the caller names the shape it expects: ark.answers.ts), or an ArkError. */
-export async function arkVideoCall(call: TaskCall, method: string, path: string, timeoutMs: number, body?: unknown): Promise<unknown> {
-  const response = await request(`${call.channel.base_url!.replace(/\/+$/, '')}${path}`, {
-    method: method as 'GET',
-    headers: { authorization: `Bearer ${call.channel.secret ?? ''}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
-  const text = await readBoundedText(response.body, { deadlineMs: timeoutMs });
-  let json: { error?: ArkErrorBody } | null | undefined;
-  try {
-    json = text ? JSON.parse(text) : {};
-  } catch {
-    json = undefined;
-  }
-  if (response.statusCode < 300 && json !== undefined) return json;
-  const code = String(json?.error?.code ?? '');
-  const message = String(json?.error?.message ?? `ModelArk answered ${response.statusCode}`);
-  throw new ArkError(response.statusCode, code, message);
-}
-
-/** What an ArkError means for the task: 5xx, 429 and unreadable answers are retried by the engine. */
-export function asTaskError(err: unknown): unknown {
-  if (!(err instanceof ArkError) || err.status >= 500 || err.status === 429 || err.status < 400) return err;
-  if (err.status === 401 || err.status === 403) return new ChannelRefused('upstream_error', `ModelArk refused the channel's API key: ${err.message}`);
-  return new UpstreamRejected(failureCode('failed', err.code), `ModelArk refused the task (${err.code || err.status}): ${err.message}`);
-}
+/** One call for a video task on its channel. */
+export const arkVideoCall = (call: TaskCall, method: 'GET' | 'POST' | 'DELETE', path: string, timeoutMs: number, body?: unknown): Promise<unknown> =>
+  arkRequest(call.channel, method, path, timeoutMs, body);
 
 export class ArkVideo {
   constructor(private readonly options: ArkVideoOptions) {}
@@ -89,7 +52,7 @@ export class ArkVideo {
       if (typeof created?.id !== 'string') throw new UpstreamRejected('upstream_error', 'ModelArk answered without a task id');
       return { state: 'pending', upstreamId: created.id, pollAt: Date.now() + this.options.pollMs, progress: 10 };
     } catch (err) {
-      throw asTaskError(err);
+      throw arkTaskError(err);
     }
   }
 
@@ -100,7 +63,7 @@ export class ArkVideo {
         ? await this.options.pacer.poll(call)
         : await arkVideoCall(call, 'GET', `${TASKS}/${encodeURIComponent(call.task.upstream_id ?? '')}`, this.options.timeoutMs)) as ArkTaskRecord | null;
     } catch (err) {
-      throw asTaskError(err);
+      throw arkTaskError(err);
     }
     return this.step(call, record);
   }

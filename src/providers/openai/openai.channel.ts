@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { request } from 'undici';
+import { upstreamWhole } from '../upstream-client.ts';
 import type { Channel } from '../../core/channel.ts';
 import { ExtraHeaders, extraHeaders, Options, defineChannelType } from '../channel-type.ts';
 import { IMAGE_TIMEOUT_MS, OPENAI_IMAGE_MODELS, OpenAIImages } from './openai.images.ts';
@@ -54,12 +54,12 @@ export const openaiChannel = defineChannelType({
     const served = [...probe.channel.models];
     const ours = served.find((m) => m in OPENAI_IMAGE_MODELS) ?? 'imggen-2-official';
     const model = probe.channel.model_mapping.get(ours) ?? OPENAI_IMAGE_MODELS[ours]!;
-    const res = await request(`${probe.channel.base_url}/v1/models/${encodeURIComponent(model)}`, {
+    const res = await upstreamWhole({
+      url: probe.channel.base_url ?? '',
+      path: `/v1/models/${encodeURIComponent(model)}`,
       headers: headersOf(probe.channel, optionsOf(probe.channel)),
-      headersTimeout: probe.timeoutMs,
-      bodyTimeout: probe.timeoutMs,
+      timeoutMs: probe.timeoutMs,
     });
-    await res.body.dump();
     if (res.statusCode === 401 || res.statusCode === 403) throw new Error(`the upstream refused the secret (HTTP ${res.statusCode})`);
     if (res.statusCode !== 200) throw new Error(`GET /v1/models/${model} answered ${res.statusCode}`);
     return `${model} is available`;

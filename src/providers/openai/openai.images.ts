@@ -1,7 +1,7 @@
-import { FormData, request, type Dispatcher } from 'undici';
+import { FormData, type Dispatcher } from 'undici';
 import type { Channel } from '../../core/channel.ts';
 import type { ImageParams } from '../../core/task-params.ts';
-import { readBoundedText } from '../upstream-read.ts';
+import { answerText, upstreamResponse } from '../upstream-client.ts';
 import { paramsOf, ChannelRefused, UpstreamRejected, type Produced, type ProviderStep, type TaskCall, type TaskProvider } from '../../core/task-provider.ts';
 import type { ImagesAnswer } from './openai.answers.ts';
 import { fetchReferences, type FetchLimits, type ReferenceFile } from './openai.references.ts';
@@ -78,11 +78,11 @@ async function post(url: string, connection: OpenAIConnection, body: string | Fo
   let response: Dispatcher.ResponseData;
   const headers = typeof body === 'string' ? { ...connection.headers, 'content-type': 'application/json' } : connection.headers;
   try {
-    response = await request(url, { method: 'POST', headers, body, signal, headersTimeout: connection.timeoutMs, bodyTimeout: connection.timeoutMs });
+    response = await upstreamResponse({ url, method: 'POST', headers, body, signal, timeoutMs: connection.timeoutMs });
   } catch (err) {
     throw new Error(`upstream unreachable: ${(err as Error).message}`);
   }
-  const json = parse(await readBoundedText(response.body, { deadlineMs: connection.timeoutMs }));
+  const json = parse(await answerText(response, connection.timeoutMs));
   if (response.statusCode >= 400) {
     const error = json?.error ?? {};
     const message = typeof error.message === 'string' ? error.message : `upstream answered ${response.statusCode}`;

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { Readable } from 'node:stream';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { upstreamResponse } from '../upstream-client.ts';
 import { contentTypeOf, sniffExtension, SNIFF_BYTES } from '../../lib/content-types.ts';
 import { checkAddress } from '../../lib/net/address-rules.ts';
 import { abortAfter } from '../../lib/abort-after.ts';
@@ -91,7 +92,7 @@ async function download(field: string, url: string, room: number, limits: FetchL
   }, limits.windowMs);
   const collector = limits.store.collector();
   try {
-    const response = await request(url, { dispatcher: limits.dispatcher, signal: deadline.signal, headersTimeout: limits.timeoutMs, bodyTimeout: limits.timeoutMs });
+    const response = await upstreamResponse({ url, dispatcher: limits.dispatcher, signal: deadline.signal, timeoutMs: limits.timeoutMs });
     if (response.statusCode !== 200) {
       response.body.destroy();
       throw refused(field, `its host answered ${response.statusCode}`);

@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { upstreamWhole } from '../upstream-client.ts';
 import { NativeText } from '../native/native.text.ts';
 import { Options, type ChannelTypeEntry } from '../channel-type.ts';
 import { RelayProvider } from './relay.provider.ts';
@@ -16,8 +16,7 @@ export const relayChannel: ChannelTypeEntry = {
     const answered = await probe.text();
     if (answered) return answered;
     // A relay serving media only: the other gateway's readiness check.
-    const res = await request(new URL('/readyz', probe.channel.base_url!), { headersTimeout: probe.timeoutMs, bodyTimeout: probe.timeoutMs });
-    await res.body.dump();
+    const res = await upstreamWhole({ url: new URL('/readyz', probe.channel.base_url!), timeoutMs: probe.timeoutMs });
     if (res.statusCode !== 200) throw new Error(`/readyz answered ${res.statusCode}`);
     return 'the upstream gateway is ready';
   },

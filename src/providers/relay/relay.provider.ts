@@ -1,6 +1,6 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { upstreamRequest } from './relay.request.ts';
-import { readBoundedText } from '../upstream-read.ts';
+import { upstreamWhole } from '../upstream-client.ts';
 import type { ProviderStep, TaskCall, TaskProvider } from '../../core/task-provider.ts';
 import { UpstreamRejected } from '../../core/task-provider.ts';
 import { addressFree, neutralFailure, rehosted } from './relay.result.ts';
@@ -33,8 +33,10 @@ async function call(call: TaskCall, method: 'GET' | 'POST', path: string, option
   // A submit is retried after a timeout or a 5xx, when the upstream may have taken it anyway: the key,
   // the same on every retry of this task, lets an upstream that honours it (OpenAI and ModelArk style)
   // answer with the task it already made instead of a second one.
-  const idempotency = method === 'POST' ? { 'idempotency-key': call.task.id } : {};
-  const response = await request(`${channel.base_url}${path}`, {
+  const idempotency: Record<string, string> = method === 'POST' ? { 'idempotency-key': call.task.id } : {};
+  const response = await upstreamWhole({
+    url: channel.base_url ?? '',
+    path,
     method,
     headers: {
       ...(channel.secret ? { authorization: `Bearer ${channel.secret}` } : {}),
@@ -42,19 +44,17 @@ async function call(call: TaskCall, method: 'GET' | 'POST', path: string, option
       ...idempotency,
     },
     body: body ? JSON.stringify(body) : undefined,
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
+    timeoutMs: options.timeoutMs,
     dispatcher: options.dispatcher,
   });
-  const text = await readBoundedText(response.body, { deadlineMs: options.timeoutMs });
   let json: { error?: { message?: unknown } } | null | undefined;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(response.text());
   } catch {
     json = undefined;
   }
   // A rate limit is "later", not "no": the task stays open there and is asked again (RelayBusy).
-  if (response.statusCode === 429) throw new RelayBusy(Number(response.headers['retry-after']));
+  if (response.statusCode === 429) throw new RelayBusy(Number(response.header('retry-after')));
   // 5xx and unreadable answers are retried by the job engine; other 4xx are final for this task.
   if (response.statusCode >= 500 || json === undefined) {
     throw new Error(`relay upstream answered ${response.statusCode}`);
