@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../context.ts';
-import type { CachedKey } from '../lib/key-cache.ts';
+import type { CachedKey } from '../core/key.ts';
 import { addressAllowed, modelAllowed } from '../modules/accounts/key-policy.ts';
 import type { RateDecision } from '../lib/rate-limiter.ts';
 import { forbidden, rateLimited, unauthorized } from '../core/errors.ts';

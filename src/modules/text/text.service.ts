@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import { notFound, type ApiError } from '../../core/errors.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import type { CachedKey } from '../../core/key.ts';
 import type { Channel } from '../../core/channel.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import type { TextOutcome } from '../text-money/index.ts';
