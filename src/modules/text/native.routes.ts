@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
-import { keyGuard, pathModel } from '../../http/auth.ts';
+import { keyGuard, pathModel } from '../accounts/key-guard.ts';
 import { notFound, serviceUnavailable } from '../../core/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { declareSurface, GEMINI_SURFACE } from '../../http/surface.ts';
