@@ -3,7 +3,7 @@ import { loadConfig } from '../src/config.ts';
 import { createContext } from '../src/context.ts';
 import { createKey, createUser } from '../src/modules/accounts/accounts.service.ts';
 import { costOf, holdFor } from '../src/modules/text/call-price.ts';
-import type { TextCall } from '../src/modules/text/text.service.ts';
+import type { TextCall } from '../src/modules/text/text-call.ts';
 import { tempSqlite } from './lib.ts';
 
 // In-process cost of a text call's money on SQLite, without HTTP: the hold (from the key's float)

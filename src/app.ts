@@ -22,7 +22,7 @@ import { channelsRoutes } from './modules/channels/channels.routes.ts';
 import { imagesRoutes } from './modules/images/images.routes.ts';
 import { videosRoutes } from './modules/videos/videos.routes.ts';
 import { tasksRoutes } from './modules/tasks/tasks.routes.ts';
-import { filesRoutes } from './blobs/files.routes.ts';
+import { filesRoutes } from './modules/files/files.routes.ts';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.ts';
 import { avatarsRoutes } from './modules/avatars/avatars.routes.ts';
 import { upstreamCallbacksRoutes } from './modules/upstream-callbacks/upstream-callbacks.routes.ts';

@@ -1,10 +1,9 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { ReferenceRules } from './core/provider-settings.ts';
+import type { BillingUnit } from './lib/money.ts';
 // Configuration is read once from the environment into a frozen object. An invalid value stops the
 // process at start with a message naming the variable, instead of failing later mid-request.
-
-export type BillingUnit = 'usd' | 'credits';
 
 export interface Config {
   port: number;

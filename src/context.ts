@@ -5,6 +5,7 @@ import { createDb, type Db, type DbOptions } from './db/index.ts';
 import { migrateToLatest } from './db/migrations.ts';
 import { explainDatabaseError } from './db/outage.ts';
 import { KeyCache } from './lib/key-cache.ts';
+import { keyStore } from './modules/accounts/key-store.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
 import { connectRedis } from './lib/redis.ts';
 import { Metrics } from './lib/metrics.ts';
@@ -95,7 +96,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   const { db, dialect, schema, close: closeDb } = await openDatabase(config, logger, options.db);
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, 'main') : undefined;
   const subscriber = redis && options.listen !== false ? await connectRedis(config.redisUrl!, 'sub') : undefined;
-  const keyCache = new KeyCache(db, config.keyCachePollMs, redis, `${config.redisPrefix}key-changed`);
+  const keyCache = new KeyCache(keyStore(db), config.keyCachePollMs, redis, `${config.redisPrefix}key-changed`);
   const quotas = new QuotaSnapshots(db, redis, `${config.redisPrefix}quota-changed`);
   if (options.listen !== false) await keyCache.start(subscriber);
   if (subscriber) await quotas.listen(subscriber);

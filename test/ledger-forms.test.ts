@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { atOnceFor } from '../src/db/at-once.ts';
-import { Db } from '../src/db/db.ts';
+import { Db, atOnceFor } from '../src/db/db.ts';
 import { WholeBatchRefused } from '../src/db/errors.ts';
 import { createKey, createUser } from '../src/modules/accounts/accounts.service.ts';
 import { applyAllAtOnce } from '../src/modules/billing/ledger-at-once.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { atOnceFor } from '../src/db/at-once.ts';
+import { atOnceFor } from '../src/db/db.ts';
 import { getKey } from '../src/modules/accounts/keys.repo.ts';
 import { getUser } from '../src/modules/accounts/accounts.repo.ts';
 import { applyAllAtOnce } from '../src/modules/billing/ledger-at-once.ts';

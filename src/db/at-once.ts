@@ -1,7 +1,4 @@
 import type SQLite from 'better-sqlite3';
-import type { Kysely } from 'kysely';
-import type { Database } from './types.ts';
-import { Db } from './db.ts';
 import { WholeBatchRefused } from './errors.ts';
 
 /**
@@ -14,11 +11,6 @@ import { WholeBatchRefused } from './errors.ts';
 export type AtOnce = <T>(write: (statement: Statement) => T) => T;
 /** A statement of the write connection, prepared once per SQL text. */
 export type Statement = (sql: string) => SQLite.Statement;
-
-/** The SQLite database's `atOnce`; undefined on Postgres and on a transaction. */
-export function atOnceFor(db: Kysely<Database>): AtOnce | undefined {
-  return db instanceof Db ? db.atOnce : undefined;
-}
 
 /** Made once per database, by createDb (db/index.ts). */
 export function makeAtOnce(database: SQLite.Database): AtOnce {

@@ -54,3 +54,8 @@ export class Db extends Kysely<Database> {
     this.atOnce = capabilities.atOnce;
   }
 }
+
+/** The SQLite database's `atOnce`; undefined on Postgres and on a transaction. */
+export function atOnceFor(db: Kysely<Database>): AtOnce | undefined {
+  return db instanceof Db ? db.atOnce : undefined;
+}

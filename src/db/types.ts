@@ -1,5 +1,6 @@
 import type { TaskKind } from '../core/task-params.ts';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { KeyStatus } from '../core/key.ts';
 
 // Timestamps are Unix milliseconds and money is integer ledger units (1 USD = 1,000,000) on both
 // dialects, so the same arithmetic and comparisons work everywhere.
@@ -19,8 +20,6 @@ export interface UsersTable {
   alert_url: Generated<string | null>;
   alert_sent: Generated<number>;
 }
-
-export type KeyStatus = 'active' | 'disabled' | 'deleted';
 
 export interface ApiKeysTable {
   id: string;

@@ -2,8 +2,9 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 
 // What a route shows a caller besides its own schema: the family of its error envelope and where it
 // reads a credential. Each route plugin declares them once (`declareSurface`); a route may override
-// either in its own `config`. The error handler (error-handler.ts) and the guards (auth.ts) read the
-// route's declaration, never its URL; app.ts refuses to start when a route declares nothing.
+// either in its own `config`. The error handler (error-handler.ts) and the guards (auth.ts and
+// modules/accounts/key-guard.ts) read the route's declaration, never its URL; app.ts refuses to
+// start when a route declares nothing.
 
 /**
  * `standard`: `{error: {code, message, type}}`. `native`: `{error: {code, message, status}}` (the

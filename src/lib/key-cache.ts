@@ -1,20 +1,18 @@
-import type { Kysely } from 'kysely';
 import type { Redis } from 'ioredis';
-import type { ApiKey, Database } from '../db/types.ts';
-import { findKeyByHash, keysChangedSince } from '../modules/accounts/keys.repo.ts';
-import { compilePolicy, policyOfRow, type CompiledPolicy } from '../modules/accounts/key-policy.ts';
+import type { CachedKey } from '../core/key.ts';
 
 // Authenticating must not cost a database read per request, yet a key deleted or changed anywhere
 // must stop working everywhere within a second. Every process keeps a cache and drops entries when
 // (a) it changes a key itself, (b) Redis announces a change, or (c) its poll of api_keys.updated_at
 // sees one; (c) alone keeps the promise when there is no Redis.
 
-export type CachedKey = Pick<ApiKey, 'id' | 'user_id' | 'key_hash' | 'status' | 'unlimited' | 'rate_limit_rpm'> & {
-  /** key_hash as bytes, for the constant-time comparison on every request. */
-  hashBytes: Buffer;
-  /** Models, addresses, expiry (accounts/key-policy.ts), compiled once here; undefined = none. */
-  policy?: CompiledPolicy;
-};
+/** Where the cache reads keys (the accounts module's keyStore): passed in, so the cache knows no table. */
+export interface KeyStore {
+  /** The key with this hash, its policy compiled; undefined when there is none. */
+  find(hash: string): Promise<CachedKey | undefined>;
+  /** The keys changed at or after `since` (Unix ms), with when. */
+  changedSince(since: number): Promise<{ key_hash: string; updated_at: number }[]>;
+}
 
 const TTL_MS = 60_000;
 // Re-read a little of the past on every poll, in case a writer's clock is slightly behind ours.
@@ -27,7 +25,7 @@ export class KeyCache {
   private polling = false;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly store: KeyStore,
     private readonly pollMs: number,
     private readonly publisher: Redis | undefined,
     /** REDIS_PREFIX: gateways sharing one Redis keep apart by it. */
@@ -43,18 +41,8 @@ export class KeyCache {
   async lookup(hash: string): Promise<CachedKey | undefined> {
     const hit = this.cached(hash);
     if (hit) return hit;
-    const row = await findKeyByHash(this.db, hash);
-    if (!row) return undefined;
-    const key: CachedKey = {
-      id: row.id,
-      user_id: row.user_id,
-      key_hash: row.key_hash,
-      status: row.status,
-      unlimited: row.unlimited,
-      rate_limit_rpm: row.rate_limit_rpm,
-      hashBytes: Buffer.from(row.key_hash, 'hex'),
-      policy: compilePolicy(policyOfRow(row)),
-    };
+    const key = await this.store.find(hash);
+    if (!key) return undefined;
     this.entries.set(hash, { key, at: Date.now() });
     return key;
   }
@@ -90,7 +78,7 @@ export class KeyCache {
     }
     this.polling = true;
     try {
-      const changed = await keysChangedSince(this.db, this.cursor - CLOCK_SLACK_MS);
+      const changed = await this.store.changedSince(this.cursor - CLOCK_SLACK_MS);
       for (const row of changed) {
         this.drop(row.key_hash);
         this.cursor = Math.max(this.cursor, row.updated_at);

@@ -1,7 +1,8 @@
-import type { BillingUnit } from '../config.ts';
-
 // Money is integer ledger units: 1 USD = 1,000,000 units. Floats exist only at the JSON edge.
 export const UNITS_PER_USD = 1_000_000;
+
+/** BILLING_UNIT: the unit balances, costs and quotas are shown and typed in. */
+export type BillingUnit = 'usd' | 'credits';
 
 export interface MoneyFormat {
   billingUnit: BillingUnit;

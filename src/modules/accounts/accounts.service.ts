@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.ts';
-import type { ApiKey, KeyStatus, User } from '../../db/types.ts';
+import type { KeyStatus } from '../../core/key.ts';
+import type { ApiKey, User } from '../../db/types.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { fromBalance, toBalance, toCredits } from '../../lib/money.ts';

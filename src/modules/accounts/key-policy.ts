@@ -1,4 +1,5 @@
 import net, { BlockList } from 'node:net';
+import type { CompiledPolicy } from '../../core/key.ts';
 import { badRequest, forbidden } from '../../core/errors.ts';
 import { resolveModel } from '../../core/catalog/models.ts';
 
@@ -91,13 +92,6 @@ export function policyColumns(policy: KeyPolicy) {
     allowed_ips: policy.allowed_ips.length ? JSON.stringify(policy.allowed_ips) : null,
     expires_at: policy.expires_at === null ? null : policy.expires_at * 1000,
   };
-}
-
-/** What the key guard checks on every call; undefined parts are no limit. */
-export interface CompiledPolicy {
-  models?: Set<string>;
-  addresses?: BlockList;
-  expiresAtMs?: number;
 }
 
 export function compilePolicy(policy: KeyPolicy): CompiledPolicy | undefined {

@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.ts';
 import type { Asset, TaskResultAsset } from './avatars.types.ts';
 import { badRequest, serviceUnavailable } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import type { CachedKey } from '../../core/key.ts';
 import { normalizeAvatarRequest } from '../catalog/avatar-rules.ts';
 import { AVATAR_REVIEW_MODEL } from '../../core/catalog/models.ts';
 import { writeSubmits } from '../tasks/submit-batcher.ts';

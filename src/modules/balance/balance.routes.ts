@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.ts';
-import { keyGuard } from '../../http/auth.ts';
+import { keyGuard } from '../accounts/key-guard.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { KeyBalance, UserBalance } from './balance.schemas.ts';
 import { keyBalance, MESSAGES, userBalance } from './balance.service.ts';
@@ -9,7 +9,7 @@ import { declareSurface } from '../../http/surface.ts';
 export function balanceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     declareSurface(app, { envelope: 'standard', keySources: ['bearer'] });
-    // Balance reads spend nothing: they count against the key's read budget (auth.ts).
+    // Balance reads spend nothing: they count against the key's read budget (accounts/key-guard.ts).
     // A deleted key still reads its own record (200, success:false), but nothing else.
     const allowDeleted = keyGuard(ctx, { allowDeleted: true, read: true });
     const accountGuard = keyGuard(ctx, { read: true });

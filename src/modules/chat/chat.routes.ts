@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.ts';
-import { bodyModel, keyGuard } from '../../http/auth.ts';
+import { bodyModel, keyGuard } from '../accounts/key-guard.ts';
 import { badGateway } from '../../core/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { answerWire } from '../text/wire-call.ts';

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../context.ts';
-import type { ConsoleSessionsTable } from '../../db/types.ts';
+import type { Kysely } from 'kysely';
+import type { Config } from '../../config.ts';
+import type { ConsoleSessionsTable, Database } from '../../db/types.ts';
 import type { SessionReader } from '../../http/auth.ts';
 import { forbidden, unauthorized } from '../../core/errors.ts';
 import { findSession } from './sessions.repo.ts';
@@ -15,6 +16,9 @@ declare module 'fastify' {
     consoleSession?: ConsoleSessionsTable;
   }
 }
+
+// The database alone, not the app context: context.ts makes the admin guard's session reader from here.
+type DbOnly = { db: Kysely<Database> };
 
 export const SESSION_COOKIE = 'gw_console';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -31,7 +35,7 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined;
 }
 
-export function sessionCookie(ctx: Pick<AppContext, 'config'>, token: string, maxAgeSeconds: number): string {
+export function sessionCookie(ctx: { config: Pick<Config, 'publicBaseUrl'> }, token: string, maxAgeSeconds: number): string {
   const secure = ctx.config.publicBaseUrl.startsWith('https:') ? '; Secure' : '';
   return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`;
 }
@@ -39,7 +43,7 @@ export function sessionCookie(ctx: Pick<AppContext, 'config'>, token: string, ma
 const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** The request's console session, or undefined when it carries no cookie. Throws on a bad one. */
-export async function readSession(ctx: Pick<AppContext, 'db'>, request: FastifyRequest): Promise<ConsoleSessionsTable | undefined> {
+export async function readSession(ctx: DbOnly, request: FastifyRequest): Promise<ConsoleSessionsTable | undefined> {
   const token = readCookie(request.headers.cookie, SESSION_COOKIE);
   if (!token) return undefined;
   const session = await findSession(ctx.db, tokenHash(token), Date.now());
@@ -52,10 +56,10 @@ export async function readSession(ctx: Pick<AppContext, 'db'>, request: FastifyR
 }
 
 /** The sessions as http/auth.ts's admin guard reads them (an operator's session opens the admin API). */
-export const consoleSessions = (ctx: Pick<AppContext, 'db'>): SessionReader => ({ read: (request) => readSession(ctx, request) });
+export const consoleSessions = (ctx: DbOnly): SessionReader => ({ read: (request) => readSession(ctx, request) });
 
 /** preValidation for the account holder's console routes. */
-export function accountSessionGuard(ctx: Pick<AppContext, 'db'>) {
+export function accountSessionGuard(ctx: DbOnly) {
   return async function requireAccountSession(request: FastifyRequest, _reply: FastifyReply) {
     const session = await readSession(ctx, request);
     if (!session) throw unauthorized('Sign in to the console first');

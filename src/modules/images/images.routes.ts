@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.ts';
-import { bodyModel, keyGuard } from '../../http/auth.ts';
+import { bodyModel, keyGuard } from '../accounts/key-guard.ts';
 import { DEFAULT_IMAGE_MODEL } from '../../core/catalog/models.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { ImageRequest } from './images.schemas.ts';

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import type { CachedKey } from '../../core/key.ts';
 import { quoteImages } from '../billing/quotes.ts';
 import { normalizeImageRequest } from '../catalog/image-rules.ts';
 import { submitGeneration } from '../tasks/submit-generation.ts';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { bodyModel, keyGuard } from '../../http/auth.ts';
+import { bodyModel, keyGuard } from '../accounts/key-guard.ts';
 import { badGateway, badRequest } from '../../core/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { clientGone } from '../../http/sse.ts';

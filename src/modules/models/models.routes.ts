@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
-import { keyGuard, type ModelOf } from '../../http/auth.ts';
+import { keyGuard, type ModelOf } from '../accounts/key-guard.ts';
 import { notFound } from '../../core/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { declareSurface, GEMINI_SURFACE } from '../../http/surface.ts';

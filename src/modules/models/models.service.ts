@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import type { CachedKey } from '../../core/key.ts';
 import { modelAllowed } from '../accounts/key-policy.ts';
 import { AVATAR_REVIEW_MODEL, resolveModel } from '../../core/catalog/models.ts';
 

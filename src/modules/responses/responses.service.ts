@@ -2,7 +2,7 @@ import type { Json, TextMessage, TextRequest } from '../../core/text/index.ts';
 import { FORMATS } from '../../formats/index.ts';
 import type { AppContext } from '../../context.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import type { CachedKey } from '../../core/key.ts';
 import { deleteExpiredResponses, findResponse, storeResponse } from './responses.repo.ts';
 
 // previous_response_id and GET /v1/responses/{id} on every channel: the gateway keeps each answer

@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import { JobRunner } from '../../jobs/runner.ts';
-import { sweepDeadlines, taskHandlers, type TaskEngineDeps } from './task-worker.ts';
+import type { TaskEngineDeps } from './engine-deps.ts';
+import { sweepDeadlines, taskHandlers } from './task-worker.ts';
 import { enqueue } from '../../jobs/jobs.repo.ts';
 import { deliveryHandler } from '../webhooks/delivery.ts';
 import { applyReview } from '../avatars/review.ts';

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import type { TaskKind } from '../../db/types.ts';
 import { serviceUnavailable } from '../../core/errors.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import type { CachedKey } from '../../core/key.ts';
 import type { SubmitReceipt } from './tasks.schemas.ts';
 import { acceptWebhook, recordRefusal } from '../webhooks/accept.ts';
 import { submitTask } from './tasks.service.ts';

@@ -4,7 +4,7 @@ import { getChannel } from '../channels/channels.repo.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import { admitted } from './admission.ts';
 import { channelAccepted, channelFailed } from './channel-health.ts';
-import type { TaskEngineDeps } from './task-worker.ts';
+import type { TaskEngineDeps } from './engine-deps.ts';
 import type { Ending } from './tasks.service.ts';
 import { kindParams } from './tasks.repo.ts';
 

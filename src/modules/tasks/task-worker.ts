@@ -1,35 +1,17 @@
-import type { Kysely } from 'kysely';
-import type { Logger } from 'pino';
-import type { Database, Job, Task } from '../../db/types.ts';
+import type { Job, Task } from '../../db/types.ts';
 import type { JobHandler, JobOutcome } from '../../jobs/runner.ts';
 import { enqueue } from '../../jobs/jobs.repo.ts';
 import type { ProviderStep, TaskCall, TaskProvider } from '../../core/task-provider.ts';
 import { UpstreamRejected } from '../../core/task-provider.ts';
 import { abortAfter } from '../../lib/abort-after.ts';
-import type { Pricing } from '../billing/pricing.ts';
 import { getChannel } from '../channels/channels.repo.ts';
-import { upstreamModel, type ChannelRouter } from '../channels/channels.service.ts';
+import { upstreamModel } from '../channels/channels.service.ts';
 import { getTask, kindParams, overdueTasks, transition } from './tasks.repo.ts';
 import { endTask, type Ending } from './tasks.service.ts';
-import { DownloadFailed, storeResult, type ResultDeps } from './task-results.ts';
+import { DownloadFailed, storeResult } from './task-results.ts';
+import type { TaskEngineDeps } from './engine-deps.ts';
 import { deadlinePassed, submitToChannels } from './task-failover.ts';
 import { cancelLateHandOver } from './upstream-cancel.ts';
-
-export interface TaskEngineDeps {
-  db: Kysely<Database>;
-  logger: Logger;
-  pricing: Pricing;
-  channels: ChannelRouter;
-  providerFor(type: string): TaskProvider | undefined;
-  /** Runs in the ending's transaction (callbacks enqueue their delivery here). */
-  onEnded?: Parameters<typeof endTask>[4];
-  /** Runs after the ending committed (balance snapshots are dropped here). */
-  afterEnded?: (task: Task) => void;
-  /** Where result files are stored before a task completes. */
-  results: ResultDeps;
-  /** How soon a task held by admission control asks again. */
-  admissionRetryMs?: number;
-}
 
 const DONE: JobOutcome = { done: true };
 const isOpen = (task: Task | undefined): task is Task => task?.status === 'submitted' || task?.status === 'processing';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
-import { keyGuard } from '../../http/auth.ts';
+import { keyGuard } from '../accounts/key-guard.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { getOwnTasks, getTask } from './tasks.repo.ts';

@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, Task, TaskKind } from '../../db/types.ts';
 import { paymentRequired } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import type { CachedKey } from '../../core/key.ts';
 import type { Pricing } from '../billing/pricing.ts';
 import { InsufficientFunds, refund } from '../billing/ledger.ts';
 import type { ProviderStep } from '../../core/task-provider.ts';

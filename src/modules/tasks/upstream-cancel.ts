@@ -4,7 +4,7 @@ import { enqueue } from '../../jobs/jobs.repo.ts';
 import type { JobHandler } from '../../jobs/runner.ts';
 import { getChannel } from '../channels/channels.repo.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
-import type { TaskEngineDeps } from './task-worker.ts';
+import type { TaskEngineDeps } from './engine-deps.ts';
 import { getTask, kindParams } from './tasks.repo.ts';
 import type { TaskCall } from '../../core/task-provider.ts';
 

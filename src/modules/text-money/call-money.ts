@@ -1,6 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { TextHoldsTable, UsageTable } from '../../db/types.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import type { CachedKey } from '../../core/key.ts';
 import type { TextUsage } from '../../core/text/provider.ts';
 import type { UsageCost } from '../billing/usage-cost.ts';
 import type { TextSettle } from './ops.ts';

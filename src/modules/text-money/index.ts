@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/types.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import type { CachedKey } from '../../core/key.ts';
 import type { TextUsage } from '../../core/text/provider.ts';
 import type { UsageCost } from '../billing/usage-cost.ts';
 import type { CallMoney, HoldRequest, TextOutcome } from './call-money.ts';

@@ -6,7 +6,6 @@ import { NOTHING_USED } from '../../core/text/provider.ts';
 import { movementOf, NO_COST, settleOp } from './call-money.ts';
 import { FLOAT_ENDPOINT } from './floats.ts';
 import { HoldAlreadySettled, type TextClose, type TextMoneyOp } from './ops.ts';
-import type { TextMoneyBook } from './text-money.ts';
 
 // A text call's hold stays open in `text_holds` until the call settles. When the process died
 // mid-call (SIGKILL, OOM, a lost machine), nothing would settle it: the caller would stay charged
@@ -38,7 +37,7 @@ export async function sweepLostHolds(deps: SweepDeps, now = Date.now()): Promise
 }
 
 /** One sweep of a context's text money now, as its timer would run it. */
-export const settleLostHolds = (ctx: { textMoney: TextMoneyBook }, now?: number): Promise<number> => ctx.textMoney.sweep(now);
+export const settleLostHolds = (ctx: { textMoney: { sweep(now?: number): Promise<number> } }, now?: number): Promise<number> => ctx.textMoney.sweep(now);
 
 /** How often to look: a quarter of the age, within 0.2 s and a minute. */
 export const sweepEveryMs = (maxAgeMs: number) => Math.min(60_000, Math.max(200, Math.floor(maxAgeMs / 4)));

@@ -4,7 +4,7 @@ import type { Config } from '../../config.ts';
 import type { Dialect } from '../../db/db.ts';
 import { GroupCommit } from '../../db/group-commit.ts';
 import type { Database } from '../../db/types.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import type { CachedKey } from '../../core/key.ts';
 import { newId } from '../../lib/ids.ts';
 import { InsufficientFunds } from '../billing/ledger.ts';
 import { NOTHING_USED, type TextUsage } from '../../core/text/provider.ts';
@@ -13,7 +13,6 @@ import type { UsageCost } from '../billing/usage-cost.ts';
 import { writeTextMoneyCarefully } from './careful.ts';
 import { TextFloat } from './float.ts';
 import { TextFloats } from './floats.ts';
-import type { TextMoney } from './index.ts';
 import { HoldAlreadySettled, keyIdOf, type TextMoneyOp, type TextSpend } from './ops.ts';
 import { pendingOf, roomFor, type PendingOf } from './pending.ts';
 import { sweepEveryMs, sweepLostHolds } from './sweeper.ts';
@@ -32,7 +31,8 @@ export interface TextMoneyDeps {
   committed(keyIds: string[]): void;
 }
 
-export class TextMoneyBook extends GroupCommit<TextMoneyOp> implements TextMoney {
+// index.ts's createTextMoney returns it as the TextMoney door, which checks that it is one.
+export class TextMoneyBook extends GroupCommit<TextMoneyOp> {
   readonly floats: TextFloats;
   private sweeper?: NodeJS.Timeout;
   private sweeping?: Promise<unknown>;

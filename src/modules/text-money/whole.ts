@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { atOnceFor, type Statement } from '../../db/at-once.ts';
-import { Db } from '../../db/db.ts';
+import type { Statement } from '../../db/at-once.ts';
+import { Db, atOnceFor } from '../../db/db.ts';
 import type { Database } from '../../db/types.ts';
 import { applyAllAtOnce } from '../billing/ledger-at-once.ts';
 import { ledgerRowsAllFound, ledgerMovementCtes } from '../billing/ledger-statement.ts';

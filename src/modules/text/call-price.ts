@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.ts';
 import { forbidden, paymentRequired } from '../../core/errors.ts';
 import { InsufficientFunds } from '../billing/ledger.ts';
 import type { CallMoney } from '../text-money/index.ts';
-import type { TextCall } from './text.service.ts';
+import type { TextCall } from './text-call.ts';
 import type { TextUsage } from '../../core/text/provider.ts';
 import { promptTokens } from '../../lib/tokens/tokens.ts';
 

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import { badRequest, paymentRequired } from '../../core/errors.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import type { CachedKey } from '../../core/key.ts';
 import { contextWindow } from '../../core/catalog/models.ts';
 import { assertPriced } from './call-price.ts';
 import { MAX_TOKEN_BYTES } from '../../lib/tokens/token-count.ts';

@@ -1,25 +1,17 @@
 import type { AppContext } from '../../context.ts';
-import { notFound, type ApiError } from '../../core/errors.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import { notFound } from '../../core/errors.ts';
+import type { CachedKey } from '../../core/key.ts';
 import type { Channel } from '../../core/channel.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import type { TextOutcome } from '../text-money/index.ts';
 import { costOf, holdFor } from './call-price.ts';
+import type { TextCall } from './text-call.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from '../../core/text/provider.ts';
 import { NOTHING_USED, TextUpstreamUnavailable } from '../../core/text/provider.ts';
 import { throughTextView } from './wire-legacy.ts';
 import { sizePrompt } from './prompt-size.ts';
 import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
-
-export interface TextCall {
-  key: CachedKey;
-  endpoint: 'native' | 'messages' | 'chat-completions' | 'responses';
-  requestId: string;
-  request: TextRequest;
-  /** The error for "every upstream is down": 503 on the native endpoint, 502 on messages. */
-  allDown: () => ApiError;
-}
 
 interface Route {
   provider: TextProvider;

@@ -4,7 +4,8 @@ import { FORMATS } from '../../formats/index.ts';
 import type { AppContext } from '../../context.ts';
 import type { ApiError } from '../../core/errors.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
-import { generateText, streamText, type TextCall } from './text.service.ts';
+import type { TextCall } from './text-call.ts';
+import { generateText, streamText } from './text.service.ts';
 import { wireView } from './wire-view.ts';
 
 // A text call on one of the four wire surfaces, from the caller's body to its answer in the same

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.ts';
-import { bodyModel, keyGuard } from '../../http/auth.ts';
+import { bodyModel, keyGuard } from '../accounts/key-guard.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import { SubmitReceipt } from '../tasks/tasks.schemas.ts';
 import { VideoRequest } from './videos.schemas.ts';

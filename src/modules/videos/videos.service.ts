@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import { checkUsableAssets } from '../avatars/avatars.service.ts';
-import type { CachedKey } from '../../lib/key-cache.ts';
+import type { CachedKey } from '../../core/key.ts';
 import { quoteVideo } from '../billing/quotes.ts';
 import { normalizeVideoRequest } from '../catalog/video-rules.ts';
 import type { SubmitReceipt } from '../tasks/tasks.schemas.ts';

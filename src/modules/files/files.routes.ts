@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../context.ts';
-import { notFound, rangeNotSatisfiable } from '../core/errors.ts';
-import type { BlobInfo } from './blob-store.ts';
-import { byteRange } from './byte-range.ts';
-import type { VerifiedFile } from './signed-urls.ts';
-import { declareSurface } from '../http/surface.ts';
+import type { AppContext } from '../../context.ts';
+import { notFound, rangeNotSatisfiable } from '../../core/errors.ts';
+import type { BlobInfo } from '../../blobs/blob-store.ts';
+import { byteRange } from '../../blobs/byte-range.ts';
+import type { VerifiedFile } from '../../blobs/signed-urls.ts';
+import { declareSurface } from '../../http/surface.ts';
 
 // Result links: public (the signature is the credential), valid until their expiry, served from the
 // file store whichever process stored the file. Stored bytes never change under a key, so the key is

@@ -1,0 +1,13 @@
+import type { ApiError } from '../../core/errors.ts';
+import type { CachedKey } from '../../core/key.ts';
+import type { TextRequest } from '../../core/text/provider.ts';
+
+/** One text call as the text path carries it: who pays, through which endpoint, asking what. */
+export interface TextCall {
+  key: CachedKey;
+  endpoint: 'native' | 'messages' | 'chat-completions' | 'responses';
+  requestId: string;
+  request: TextRequest;
+  /** The error for "every upstream is down": 503 on the native endpoint, 502 on messages. */
+  allDown: () => ApiError;
+}
