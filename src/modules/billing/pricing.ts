@@ -1,47 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { UNITS_PER_USD } from '../../lib/money.ts';
 import { projectRoot } from '../../lib/project-root.ts';
 import type { UsageClasses } from '../../core/usage.ts';
 import { costByClass, type UsageCost } from './usage-cost.ts';
+import { AboveTokens, ModelPrice, PerToken, PricingFile } from './price-schema.ts';
 
 // Prices are data: a JSON file the operator can replace (PRICING_FILE). They are read once at start
 // and turned into integer ledger units, so no float ever reaches a balance.
 
-const Price = Type.Number({ minimum: 0 });
-// A field this table does not know is refused, not ignored: a price the operator meant to set that
-// silently did nothing would bill every call wrongly.
-const strict = { additionalProperties: false } as const;
-const AboveTokens = Type.Object(
-  { threshold: Type.Integer({ minimum: 0 }), input_per_million: Price, output_per_million: Price, cache_read_per_million: Type.Optional(Price) },
-  strict,
-);
-const PerToken = Type.Object(
-  {
-    input_per_million: Price,
-    output_per_million: Price,
-    cache_read_per_million: Type.Optional(Price),
-    cache_write_per_million: Type.Optional(Price),
-    above_tokens: Type.Optional(AboveTokens),
-  },
-  strict,
-);
-const ModelPrice = Type.Object(
-  {
-    per_image: Type.Optional(Type.Record(Type.String(), Type.Union([Price, Type.Record(Type.String(), Price)]))),
-    per_second: Type.Optional(Type.Record(Type.String(), Price)),
-    per_token: Type.Optional(PerToken),
-    output_tokens_per_image: Type.Optional(Type.Integer({ minimum: 0 })),
-    per_asset: Type.Optional(Price),
-  },
-  strict,
-);
-export const PricingFile = Type.Object({ $comment: Type.Optional(Type.String()), models: Type.Record(Type.String(), ModelPrice) }, strict);
-export type PerTokenPrice = Static<typeof PerToken>;
-export type PricingFile = Static<typeof PricingFile>;
-type ModelPrice = Static<typeof ModelPrice>;
+export { PricingFile, type PerTokenPrice } from './price-schema.ts';
 
 export const DEFAULT_PRICING_FILE = path.join(projectRoot(), 'config', 'pricing.json');
 

@@ -1,5 +1,5 @@
 import { promptTokens, USAGE_CLASSES, type UsageClass, type UsageClasses } from '../../core/usage.ts';
-import type { PerTokenPrice } from './pricing.ts';
+import type { PerTokenPrice } from './price-schema.ts';
 
 // What a text call's tokens cost, per class, in ledger units (1 USD = 1,000,000 units, so a price in
 // USD per million tokens is the units per token). Prices are taken to the millionth of a unit per
