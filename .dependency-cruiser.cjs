@@ -42,6 +42,13 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/(core|lib|formats|providers)/' },
     },
     {
+      name: 'modules-reach-providers-through-the-registry',
+      comment: 'A module asks the registry for a channel type\'s providers; it never reaches into one vendor\'s files.',
+      severity: 'error',
+      from: { path: layer('modules') },
+      to: { path: layer('providers'), pathNot: '^src/providers/(index|registry|channel-type)[.]ts$' },
+    },
+    {
       name: 'infrastructure-imports-no-module',
       comment: 'db, blobs, http and jobs serve the modules and never call them.',
       severity: 'error',

@@ -51,6 +51,8 @@ describe('the direction of imports', () => {
   it('refuses an upward import from each lower layer, and any cycle; the allowed directions pass', async () => {
     fs.copyFileSync(path.join(root, 'tsconfig.json'), path.join(scratch, 'tsconfig.json'));
     write('src/modules/rules/rules.ts', ['src/core/contract.ts', 'src/providers/registry.ts', 'src/db/db.ts']);
+    write('src/modules/rules/vendor.ts', ['src/providers/openai/openai.text.ts']);
+    write('src/providers/openai/openai.text.ts', ['src/core/contract.ts']);
     write('src/core/contract.ts', ['src/lib/helper.ts']);
     write('src/lib/helper.ts', []);
     write('src/core/upward.ts', ['src/modules/rules/rules.ts']);
@@ -74,6 +76,7 @@ describe('the direction of imports', () => {
         'formats-speak-formats: src/formats/upward.ts -> src/providers/registry.ts',
         'infrastructure-imports-no-module: src/http/upward.ts -> src/modules/rules/rules.ts',
         'modules-do-not-import-the-entry: src/modules/entry.ts -> src/app.ts',
+        'modules-reach-providers-through-the-registry: src/modules/rules/vendor.ts -> src/providers/openai/openai.text.ts',
         'no-cycles: src/modules/a/one.ts -> src/modules/a/two.ts',
         'providers-speak-one-vendor: src/providers/upward.ts -> src/config.ts',
         'providers-speak-one-vendor: src/providers/upward.ts -> src/db/db.ts',

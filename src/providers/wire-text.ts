@@ -1,7 +1,7 @@
-import type { StreamEncoder, TextAnswer, TextStreamEvent, WireCall, WireFormat, Json } from '../core/text/index.ts';
-import { FORWARDED_HEADERS, sseText } from '../core/text/index.ts';
+import type { TextAnswer, TextStreamEvent, WireCall, WireFormat, Json } from '../core/text/index.ts';
+import { FORWARDED_HEADERS } from '../core/text/index.ts';
 import { FORMATS } from '../formats/index.ts';
-import { newId } from '../lib/ids.ts';
+import { callerFrames, encodeForCaller } from '../formats/caller.ts';
 import type { CallSignal } from '../lib/call-signal.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../core/text/provider.ts';
 import { laterUsage, usageOf, type ReportedUsage } from '../lib/tokens/tokens.ts';
@@ -55,11 +55,6 @@ export function answerResult(answer: TextAnswer, wireBody: unknown): TextResult 
 }
 
 /** The prefix of the ids each format's clients expect of an answer (Gemini's responseId has none). */
-const ID_PREFIX: Record<WireFormat, string> = { messages: 'msg', chat: 'chatcmpl', responses: 'resp', gemini: 'gen' };
-
-/** A neutral answer (translated, or the simulator's) in the caller's format, under an id of that format. */
-export const encodeForCaller = (wire: WireCall, answer: TextAnswer) => FORMATS[wire.format].encodeAnswer({ ...answer, id: newId(ID_PREFIX[wire.format]), model: wire.model }, wire.request);
-
 export async function wireGenerate(upstream: UpstreamText, route: WireRoute, request: TextRequest, signal: CallSignal): Promise<TextResult> {
   const wire = request.wire!;
   const { speaks, path } = route;
@@ -77,12 +72,6 @@ export async function wireGenerate(upstream: UpstreamText, route: WireRoute, req
   const decoded = FORMATS[speaks].decodeAnswer(json);
   const answer = { ...decoded, usage: usageOf(reportedUsage(speaks, json), request, answerText(decoded)) };
   return answerResult(answer, encodeForCaller(wire, answer));
-}
-
-/** Neutral events into the caller's format: its encoder, the start naming the caller's model. */
-export function callerFrames(wire: WireCall): (events: TextStreamEvent[]) => string {
-  const encoder: StreamEncoder = FORMATS[wire.format].streamEncoder(wire.request);
-  return (events) => sseText(events.flatMap((e) => encoder.push(e.type === 'start' ? { ...e, id: newId(ID_PREFIX[wire.format]), model: wire.model } : e)));
 }
 
 export async function* wireStream(upstream: UpstreamText, route: WireRoute, request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {

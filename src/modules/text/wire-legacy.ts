@@ -1,6 +1,6 @@
 import { UntranslatableField, type TextAnswer, type TextRequest as NeutralRequest, type TextStreamEvent, type WireCall } from '../../core/text/index.ts';
 import { newId } from '../../lib/ids.ts';
-import { callerFrames, encodeForCaller } from '../../providers/wire-text.ts';
+import { callerFrames, encodeForCaller } from '../../formats/caller.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
 import type { FinishReason, TextChunk, TextProvider, TextRequest, TextResult } from '../../core/text/provider.ts';
 

@@ -3,7 +3,8 @@ import { decode, encode } from 'gpt-tokenizer';
 import type { AnswerPart, ContentPart, TextAnswer, TextStreamEvent, TextRequest as NeutralRequest } from '../../core/text/index.ts';
 import { promptTokens } from '../../lib/tokens/tokens.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../core/text/provider.ts';
-import { answerResult, callerFrames, encodeForCaller } from '../wire-text.ts';
+import { answerResult } from '../wire-text.ts';
+import { callerFrames, encodeForCaller } from '../../formats/caller.ts';
 import { simulatedReply } from './reply.ts';
 import { instanceOf } from './schema-instance.ts';
 

@@ -1,0 +1,18 @@
+import type { StreamEncoder, TextAnswer, TextStreamEvent, WireCall, WireFormat } from '../core/text/index.ts';
+import { sseText } from '../core/text/index.ts';
+import { newId } from '../lib/ids.ts';
+import { FORMATS } from './index.ts';
+
+// A neutral answer or stream in the caller's format, under an id of that format and naming the
+// caller's model: what every translated call (and the simulator) sends back.
+
+const ID_PREFIX: Record<WireFormat, string> = { messages: 'msg', chat: 'chatcmpl', responses: 'resp', gemini: 'gen' };
+
+/** A neutral answer (translated, or the simulator's) in the caller's format, under an id of that format. */
+export const encodeForCaller = (wire: WireCall, answer: TextAnswer) => FORMATS[wire.format].encodeAnswer({ ...answer, id: newId(ID_PREFIX[wire.format]), model: wire.model }, wire.request);
+
+/** Neutral events into the caller's format: its encoder, the start naming the caller's model. */
+export function callerFrames(wire: WireCall): (events: TextStreamEvent[]) => string {
+  const encoder: StreamEncoder = FORMATS[wire.format].streamEncoder(wire.request);
+  return (events) => sseText(events.flatMap((e) => encoder.push(e.type === 'start' ? { ...e, id: newId(ID_PREFIX[wire.format]), model: wire.model } : e)));
+}
