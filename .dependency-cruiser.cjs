@@ -22,7 +22,7 @@ module.exports = {
     },
     {
       name: 'core-is-neutral',
-      comment: 'core holds contracts only: it imports nothing of ours but core and lib.',
+      comment: 'core holds contracts and lib helpers: neither imports anything of ours above them.',
       severity: 'error',
       from: { path: '^src/(core|lib)/' },
       to: { path: '^src/', pathNot: '^src/(core|lib)/' },
@@ -57,7 +57,7 @@ module.exports = {
     },
     {
       name: 'modules-do-not-import-the-entry',
-      comment: 'The app, the context and the entry points are assembled from modules, never the reverse.',
+      comment: 'The app and the entry points are assembled from the layers, never the reverse.',
       severity: 'error',
       from: { path: '^src/(modules|providers|formats|core|lib|db|blobs|http|jobs)/' },
       to: { path: '^src/(app|main|cli|cli-options)[.]ts$' },
