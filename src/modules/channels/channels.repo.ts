@@ -9,8 +9,18 @@ export function channelFromRow(row: Selectable<ChannelsTable>): Channel {
     ...row,
     models: new Set(JSON.parse(row.models) as string[]),
     model_mapping: new Map(Object.entries(JSON.parse(row.model_mapping) as Record<string, string>)),
-    options: Object.freeze(JSON.parse(row.options || '{}') as Record<string, unknown>),
+    options: Object.freeze(readOptions(row.options)),
   };
+}
+
+/** Options are written checked by the type's schema; one that cannot be read anyway reads as none (no keys). */
+function readOptions(column: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(column || '{}');
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 export async function insertChannel(db: Kysely<Database>, channel: Insertable<ChannelsTable>): Promise<void> {
