@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getUser } from '../src/modules/accounts/accounts.repo.ts';
@@ -85,11 +87,11 @@ describe(`redemption codes [${backendName}]`, () => {
     expect(again).toEqual({ status: 403, body: { error: { code: 403, type: 'permission_error', message: expect.stringContaining('already redeemed') } } });
     expect(await balanceOf(account.user.id)).toBe(3 * USD);
     expect(await creditsOf(code!.id)).toEqual([{ user_id: account.user.id, balance_delta: 2 * USD, kind: 'topup' }]);
-    // The same account, ten times at once on two processes: still one credit.
+    // The same account, eight times at once on two processes: still one credit. (Eight, and one
+    // refusal before: attempts in flight count against the refusals an account may make a minute.)
     const [multi] = (await makeCodes({ amount: 1, count: 1, uses: 10 })).codes;
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? redeemHere : redeemThere)(account.auth, multi!.code)));
-    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
-    expect(answers.filter((a) => a.status === 403)).toHaveLength(9);
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? redeemHere : redeemThere)(account.auth, multi!.code)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 403, 403, 403, 403, 403, 403, 403]);
     expect(await balanceOf(account.user.id)).toBe(4 * USD);
   });
 
@@ -165,6 +167,31 @@ describe(`redemption codes [${backendName}]`, () => {
     expect((await t.app.inject({ method: 'POST', url: '/console/api/redeem', headers, payload: { code: code!.code } })).statusCode).toBe(403);
     expect(await balanceOf(account.user.id)).toBe(3 * USD);
   });
+
+  it('the gateway command makes, lists and revokes codes, printing JSON', async () => {
+    const root = path.resolve(import.meta.dirname, '..');
+    const gateway = (...args: string[]) =>
+      new Promise<{ code: number; json: any }>((resolve) => {
+        execFile(process.execPath, ['bin/gateway.js', ...args], { cwd: root, env: { ...process.env, ...t.database.env, LOG_LEVEL: 'silent' } }, (err, stdout, stderr) =>
+          resolve({ code: err ? 1 : 0, json: JSON.parse(stdout.trim() || stderr.trim()) }),
+        );
+      });
+    const made = await gateway('codes', 'create', '--amount', '1.5', '--count', '2', '--uses', '3', '--note', 'cli');
+    expect(made.code).toBe(0);
+    expect(made.json.codes).toHaveLength(2);
+    expect(made.json.codes[0]).toMatchObject({ amount: 1.5, uses: 3, redeemed: 0, note: 'cli', code: expect.stringMatching(/^gw-/) });
+    const listed = await gateway('codes', 'list', '--batch', made.json.batch_id);
+    expect(listed.json.map((c: { id: string }) => c.id).sort()).toEqual(made.json.codes.map((c: { id: string }) => c.id).sort());
+    expect(JSON.stringify(listed.json)).not.toContain(made.json.codes[0].code);
+    const revoked = await gateway('codes', 'revoke', made.json.codes[0].id);
+    expect(revoked.json.revoked_at).toBeGreaterThan(0);
+    const account = await seedAccount(t.ctx, 0);
+    expect((await redeemHere(account.auth, made.json.codes[0].code)).status).toBe(403);
+    expect((await redeemHere(account.auth, made.json.codes[1].code)).status).toBe(200);
+    const refused = await gateway('codes', 'create', '--amount', '1', '--count', '0');
+    expect(refused.code).toBe(1);
+    expect(refused.json.error).toMatchObject({ code: 400, message: expect.stringContaining('--count') });
+  }, 60_000);
 
   it('the ledger audit balances', async () => {
     expect(await auditLedger(t.ctx.db)).toEqual([]);

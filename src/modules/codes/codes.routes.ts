@@ -9,6 +9,9 @@ import * as S from './codes.schemas.ts';
 import { createCodes, findCodes, revoke } from './codes.service.ts';
 import { REDEEM_REFUSALS_PER_MINUTE, redeem } from './redeem.ts';
 
+// The refusals a redemption may answer besides the common ones, documented with them.
+const REDEEM_ERRORS = { ...ErrorResponses, 403: ErrorResponses[400], 404: ErrorResponses[400] };
+
 const REDEEM_SUMMARY = `Redeem a code: its amount is credited to the account once (unknown 404; revoked, expired, used up or already redeemed by the account 403; more than ${REDEEM_REFUSALS_PER_MINUTE} refusals a minute per account 429)`;
 
 /** The operator's codes: made in batches, listed with their use, revoked one by one. */
@@ -26,7 +29,7 @@ export function adminCodesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         data: await findCodes(ctx, { batchId: request.query.batch_id, before: request.query.before, limit: Number(request.query.limit ?? 100) || 100 }),
       }));
 
-    app.delete('/admin/codes/:id', { schema: doc('Revoke a redemption code (refused from then on; what it credited stays)', { params: IdParams, response: { 200: S.Code, ...ErrorResponses } }) },
+    app.delete('/admin/codes/:id', { schema: doc('Revoke a redemption code (refused from then on; what it credited stays)', { params: IdParams, response: { 200: S.Code, 404: ErrorResponses[400], ...ErrorResponses } }) },
       (request) => revoke(ctx, request.params.id));
   };
 }
@@ -35,7 +38,7 @@ export function adminCodesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 export function keyRedeemRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     declareSurface(app, { envelope: 'standard', keySources: ['bearer'] });
-    app.post('/v1/redeem', { preValidation: keyGuard(ctx), schema: { tags: ['balance'], summary: REDEEM_SUMMARY, security: [{ bearer: [] }], body: S.RedeemBody, response: { 200: S.Redeemed, ...ErrorResponses } } },
+    app.post('/v1/redeem', { preValidation: keyGuard(ctx), schema: { tags: ['balance'], summary: REDEEM_SUMMARY, security: [{ bearer: [] }], body: S.RedeemBody, response: { 200: S.Redeemed, ...REDEEM_ERRORS } } },
       (request) => redeem(ctx, request.apiKey!.user_id, request.body.code));
   };
 }
@@ -45,7 +48,7 @@ export function consoleRedeemRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
   return async (app) => {
     declareSurface(app, { envelope: 'standard', keySources: ['session'] });
     app.addHook('preValidation', accountSessionGuard(ctx));
-    app.post('/console/api/redeem', { schema: { tags: ['console'], summary: REDEEM_SUMMARY, security: [{ consoleSession: [] }], body: S.RedeemBody, response: { 200: S.Redeemed, ...ErrorResponses } } },
+    app.post('/console/api/redeem', { schema: { tags: ['console'], summary: REDEEM_SUMMARY, security: [{ consoleSession: [] }], body: S.RedeemBody, response: { 200: S.Redeemed, ...REDEEM_ERRORS } } },
       (request) => redeem(ctx, request.consoleSession!.user_id!, request.body.code));
   };
 }
