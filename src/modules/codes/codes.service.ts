@@ -67,7 +67,7 @@ export async function createCodes(ctx: Ctx, input: NewCodesInput) {
   });
   await ctx.db.transaction().execute(async (trx) => {
     for (let i = 0; i < made.length; i += CHUNK) {
-      await insertCodes(trx, made.slice(i, i + CHUNK).map(({ row: { used: _used, revoked_at: _revoked, ...row } }) => row));
+      await insertCodes(trx, made.slice(i, i + CHUNK).map(({ row }) => row));
     }
   });
   return { batch_id: batchId, codes: made.map(({ code, row }) => ({ ...codeView(ctx, row), code })) };
