@@ -28,6 +28,11 @@ export async function revokeCode(db: Executor, id: string, now: number): Promise
   return getCode(db, id);
 }
 
+export async function hasRedeemed(db: Executor, codeId: string, userId: string): Promise<boolean> {
+  const row = await db.selectFrom('redemptions').select('code_id').where('code_id', '=', codeId).where('user_id', '=', userId).executeTakeFirst();
+  return row !== undefined;
+}
+
 /**
  * The account's row for the code: false when it has one already. Written first in the redemption's
  * transaction, so a second redemption by the same account waits for the first and then finds its row.

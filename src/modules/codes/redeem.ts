@@ -4,7 +4,7 @@ import { forbidden, notFound, rateLimited } from '../../core/errors.ts';
 import { toBalance, toCredits } from '../../lib/money.ts';
 import { topUp } from '../billing/ledger.ts';
 import { codeHash } from './code-secret.ts';
-import { findCodeByHash, getCode, insertRedemption, takeUse } from './codes.repo.ts';
+import { findCodeByHash, getCode, hasRedeemed, insertRedemption, takeUse } from './codes.repo.ts';
 
 // An account redeems a code: in one transaction its redemption row (the primary key (code, account)
 // lets a code credit an account once), one more use of the code (a conditional UPDATE: never past
@@ -15,6 +15,8 @@ type Ctx = Pick<AppContext, 'db' | 'config' | 'rateLimiter'>;
 
 /** Refused redemptions an account may make per minute: guessing codes meets a 429 long before one is found. */
 export const REDEEM_REFUSALS_PER_MINUTE = 10;
+
+const alreadyRedeemed = () => forbidden('This account has already redeemed this code');
 
 /** Why a live-looking code cannot be taken now, or undefined when it can. */
 function refusal(code: RedeemCode, now: number) {
@@ -27,12 +29,14 @@ function refusal(code: RedeemCode, now: number) {
 async function credit(ctx: Ctx, userId: string, plain: string) {
   const code = await findCodeByHash(ctx.db, codeHash(plain));
   if (!code) throw notFound('No such code');
+  // Refusals that need no transaction; the account's own earlier redemption first, as the clearest.
+  if (await hasRedeemed(ctx.db, code.id, userId)) throw alreadyRedeemed();
   const now = Date.now();
   const early = refusal(code, now);
   if (early) throw early;
   // Written first, then the code's row, then the account's: every redemption takes its locks in one order.
   await ctx.db.transaction().execute(async (trx) => {
-    if (!(await insertRedemption(trx, code.id, userId, now))) throw forbidden('This account has already redeemed this code');
+    if (!(await insertRedemption(trx, code.id, userId, now))) throw alreadyRedeemed();
     if (!(await takeUse(trx, code.id, now))) throw refusal((await getCode(trx, code.id))!, now) ?? forbidden('This code cannot be redeemed');
     await topUp(trx, { userId, amount: Number(code.amount), ref: code.id, note: `redemption code ${code.id}` });
   });
