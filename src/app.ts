@@ -32,6 +32,7 @@ import { messagesRoutes } from './modules/messages/messages.routes.ts';
 import { chatRoutes } from './modules/chat/chat.routes.ts';
 import { responsesRoutes } from './modules/responses/responses.routes.ts';
 import { modelsRoutes } from './modules/models/models.routes.ts';
+import { adminCodesRoutes, consoleRedeemRoutes, keyRedeemRoutes } from './modules/codes/codes.routes.ts';
 import { documentModels } from './modules/models/models.openapi.ts';
 
 // A caller's x-request-id is kept only in a safe alphabet and starting with a letter or digit: it is
@@ -193,6 +194,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(systemRoutes(ctx));
   await app.register(balanceRoutes(ctx));
   await app.register(adminRoutes(ctx));
+  await app.register(adminCodesRoutes(ctx));
+  await app.register(keyRedeemRoutes(ctx));
   await app.register(channelsRoutes(ctx));
   await app.register(imagesRoutes(ctx));
   await app.register(videosRoutes(ctx));
@@ -209,6 +212,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(modelsRoutes(ctx));
   await app.register(sessionRoutes(ctx));
   await app.register(consoleRoutes(ctx));
+  await app.register(consoleRedeemRoutes(ctx));
   await app.register((pages) => registerConsolePages(pages, ctx));
   routes.check();
   return app;

@@ -47,6 +47,12 @@ ${CHANNEL_TYPES_HELP}
   channels delete ID                      remove a channel
   tasks deliveries ID                     a task's callback attempts (refused addresses too)
   tasks redeliver ID                      push a finished task's callback again (a new round)
+  codes create --amount N --count N [--uses N] [--expires-at UNIX] [--note TEXT]
+                                          make redemption codes (N in the balance unit); each
+                                          credits up to --uses accounts (default 1), each once;
+                                          the codes are printed once (only their hashes are kept)
+  codes list [--batch ID]                 list codes with their use (never the codes themselves)
+  codes revoke ID                         revoke a code (what it credited stays)
   ledger audit                            recompute every balance from the ledger
 
 Numbers may be negative: --priority -5 (or --priority=-5).
@@ -75,6 +81,10 @@ export const OPTIONS = {
   'allowed-ips': { type: 'string' },
   'expires-at': { type: 'string' },
   rotate: { type: 'boolean' },
+  count: { type: 'string' },
+  uses: { type: 'string' },
+  note: { type: 'string' },
+  batch: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

@@ -6,6 +6,8 @@ import { migrateDatabase } from './db/migrations.ts';
 import { configOrExit, start, work } from './main.ts';
 import * as accounts from './modules/accounts/accounts.service.ts';
 import * as channels from './modules/channels/channels.service.ts';
+import * as codes from './modules/codes/codes.service.ts';
+import { CreateCodesBody } from './modules/codes/codes.schemas.ts';
 import { setCredentials } from './modules/console/console.service.ts';
 import { auditLedger } from './modules/billing/ledger.audit.ts';
 import { ApiError } from './core/errors.ts';
@@ -66,6 +68,18 @@ async function run(ctx: AppContext, words: string[], v: Values): Promise<unknown
     }
     case 'tasks redeliver':
       return redeliver(ctx, need('ID', id));
+    case 'codes create':
+      return codes.createCodes(ctx, checked(CreateCodesBody, {
+        amount: need('amount', num('amount', v.amount)),
+        count: need('count', num('count', v.count)),
+        uses: num('uses', v.uses),
+        expires_at: num('expires-at', v['expires-at']),
+        note: v.note,
+      }));
+    case 'codes list':
+      return codes.findCodes(ctx, { batchId: v.batch, limit: 1000 });
+    case 'codes revoke':
+      return codes.revoke(ctx, need('ID', id));
     case 'ledger audit': {
       const mismatches = await auditLedger(ctx.db);
       return { balanced: mismatches.length === 0, mismatches };

@@ -127,6 +127,24 @@ describe.skipIf(!haveChromium)(`console in Chromium [${backendName}]`, () => {
     await operator.context.close();
   });
 
+  it('a holder redeems a code on the overview: the balance shows it, and the same code again is refused', async () => {
+    const made = await t.app.inject({ method: 'POST', url: '/admin/codes', headers: adminHeaders, payload: { amount: 5, count: 1 } });
+    const code = made.json().codes[0].code as string;
+    const { context, page } = await newPage();
+    await signInHolder(page);
+    const dollars = async () => Number((await page.getByTestId('remain-balance').textContent())!.replace(/[$,]/g, ''));
+    const before = await dollars();
+    await page.getByLabel('Redemption code').fill(code);
+    await page.getByRole('button', { name: 'Redeem' }).click();
+    await page.getByRole('status').filter({ hasText: 'Redeemed: $5.00 added to your balance.' }).waitFor();
+    await page.getByTestId('remain-balance').filter({ hasText: `$${(before + 5).toFixed(2)}` }).waitFor();
+    await page.getByLabel('Redemption code').fill(code);
+    await page.getByRole('button', { name: 'Redeem' }).click();
+    await page.getByText('This account has already redeemed this code').waitFor();
+    expect(await dollars()).toBe(before + 5);
+    await context.close();
+  });
+
   it('a task submitted over the API appears in the task list with its image preview and callback attempts', async () => {
     const submit = await request(`${base}/v1/images/generations`, {
       method: 'POST',

@@ -4,6 +4,7 @@
 import type { Static } from 'typebox';
 import type * as AdminSchemas from '../../src/modules/admin/admin.schemas.ts';
 import type * as ChannelSchemas from '../../src/modules/channels/channels.schemas.ts';
+import type * as CodeSchemas from '../../src/modules/codes/codes.schemas.ts';
 import type * as ConsoleSchemas from '../../src/modules/console/console.schemas.ts';
 
 export class ApiFailure extends Error {
@@ -43,6 +44,7 @@ export type AdminUser = Static<typeof AdminSchemas.User>;
 export type Channel = Static<typeof ChannelSchemas.Channel>;
 export type ChannelTypeInfo = Static<typeof ChannelSchemas.ChannelType>;
 export type DayTotals = Static<typeof ConsoleSchemas.DayTotals>;
+export type Redeemed = Static<typeof CodeSchemas.Redeemed>;
 
 export type BillingUnit = Session['billing_unit'];
 

@@ -269,6 +269,27 @@ export interface ResponsesTable {
   expires_at: number;
 }
 
+/** A redemption code (modules/codes/): its SHA-256 only; `used` of `uses` accounts credited; times in ms. */
+export interface RedeemCodesTable {
+  id: string;
+  batch_id: string;
+  code_hash: string;
+  amount: number;
+  uses: number;
+  used: Generated<number>;
+  expires_at: number | null;
+  revoked_at: Generated<number | null>;
+  note: string | null;
+  created_at: number;
+}
+
+/** One account's redemption of a code: the primary key (code_id, user_id) allows it once. */
+export interface RedemptionsTable {
+  code_id: string;
+  user_id: string;
+  created_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -286,6 +307,8 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   balance_alerts: BalanceAlertsTable;
   responses: ResponsesTable;
+  redeem_codes: RedeemCodesTable;
+  redemptions: RedemptionsTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -293,6 +316,7 @@ export type ApiKey = Selectable<ApiKeysTable>;
 export type NewApiKey = Insertable<ApiKeysTable>;
 export type ApiKeyUpdate = Updateable<ApiKeysTable>;
 export type LedgerRow = Selectable<LedgerTable>;
+export type RedeemCode = Selectable<RedeemCodesTable>;
 export type Task = Selectable<TasksTable>;
 export type Job = Selectable<JobsTable>;
 export type Asset = Selectable<AssetsTable>;

@@ -2,6 +2,7 @@ import { type Account, type Key, type KeyUsage } from '../api.ts';
 import { ErrorNote, Money, Section, Stat, TableRegion } from '../components.tsx';
 import { useLoad } from '../hooks.ts';
 import { Keys } from './Keys.tsx';
+import { Redeem } from './Redeem.tsx';
 
 export function Overview() {
   const account = useLoad<Account>('/console/api/account');
@@ -26,6 +27,7 @@ export function Overview() {
             )}
           </div>
         )}
+        <Redeem onRedeemed={account.reload} />
       </Section>
       <Keys keys={keys.data?.data} error={keys.error} onChange={refresh} />
       <Section

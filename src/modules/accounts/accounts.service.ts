@@ -73,7 +73,7 @@ export type KeyWriter = 'operator' | 'account';
 const policyFields = (input: Partial<KeyPolicy>) => input.models !== undefined || input.allowed_ips !== undefined || input.expires_at !== undefined;
 
 /** Amounts arrive in the configured balance unit; a value that rounds to fractions of a unit is refused. */
-function units(ctx: Ctx, field: string, amount: number): number {
+export function units(ctx: Pick<AppContext, 'config'>, field: string, amount: number): number {
   const value = fromBalance(amount, ctx.config);
   if (!Number.isSafeInteger(value) || value < 0) throw badRequest(`${field} must be a non-negative amount`);
   return value;

@@ -43,6 +43,8 @@ const DOCUMENTED: Record<string, Documented> = {
   '/v1/chat/completions': { models: TEXT_MODELS, example: { model: 'textgen-2.5-flash', max_tokens: 256, messages: hello } },
   '/v1/responses': { models: TEXT_MODELS, example: { model: 'textgen-2.5-flash', max_output_tokens: 256, input: 'Say hello' } },
   '/v1/seedance2/private-avatar': { example: { group: { name: 'demo-avatars' }, assets: [{ url: 'https://example.com/avatars/face.png', name: 'face' }] } },
+  // A code is a secret no document may hold: the example has a code's shape and redeems nothing (404).
+  '/v1/redeem': { example: { code: 'gw-abcdefghijklmnopqrstuvwx' } },
   '/v1beta/models/*': { example: nativeBody, path: nativePath('/v1beta/models/:model::method') },
   '/gemini/v1beta/models/*': { example: nativeBody, path: nativePath('/gemini/v1beta/models/:model::method') },
 };
