@@ -11,13 +11,18 @@ import { benchKey, pinSelf, routeHaikuTo, startServer, tempSqlite, ADMIN } from 
 // thread's samples are summed per function (self time) and per layer, in µs per stream (the
 // profile covers the whole process, start-up and warm-up included: compare runs, not absolutes).
 //   npx tsx bench/stream-profile.ts
+// PROFILE_TEXT=1: the same for whole (non-streamed) messages calls, against bench/text.ts's upstream and
+// bare proxy; "per stream" then reads "per call".
 pinSelf();
+const TEXT = process.env.PROFILE_TEXT === '1';
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 const EVENTS = 200;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-stream-prof-'));
-const body = JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] });
+const body = TEXT
+  ? JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] })
+  : JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] });
 
-const upstream = await startServer('bench/stream-upstream.ts', { EVENTS: String(EVENTS) }, '/v1/messages');
+const upstream = TEXT ? await startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages') : await startServer('bench/stream-upstream.ts', { EVENTS: String(EVENTS) }, '/v1/messages');
 const gateway = await startServer('src/main.ts', { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0', NODE_ARGS: `--cpu-prof --cpu-prof-dir=${dir}` });
 await routeHaikuTo(gateway.url, upstream.url);
 const key = await benchKey(gateway.url);
@@ -34,7 +39,7 @@ async function cpuPerStream(pid: number, run: () => Promise<autocannon.Result>) 
   return { result, us: ((cpuTicks(pid) - ticks) * 10_000) / result.requests.total };
 }
 // The bare proxy under the same load first, for scale.
-const bare = await startServer('bench/stream-proxy.ts', { UPSTREAM: upstream.url }, '/v1/messages');
+const bare = await startServer(TEXT ? 'bench/bare-proxy.ts' : 'bench/stream-proxy.ts', { UPSTREAM: upstream.url }, '/v1/messages');
 const loadBare = (duration: number) => autocannon({ url: `${bare.url}/v1/messages`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: 50, duration });
 await loadBare(3);
 const bareCpu = await cpuPerStream(bare.child.pid!, () => loadBare(SECONDS));
