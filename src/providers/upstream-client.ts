@@ -15,7 +15,7 @@ export interface UpstreamRequest {
   path?: string;
   method?: Dispatcher.HttpMethod;
   headers?: Record<string, string>;
-  body?: string | Buffer | null;
+  body?: string | Buffer | Readable | null;
   timeoutMs: number;
   signal?: AbortSignal;
   /** The address-checked dispatcher for callers' URLs; the process's default otherwise. */
@@ -42,7 +42,7 @@ export function upstreamWhole(call: UpstreamRequest): Promise<WholeResponse> {
 }
 
 /** The answer with its body still to read (a download), or a call whose body is a form or a stream. */
-export function upstreamResponse(call: Omit<UpstreamRequest, 'body'> & { body?: string | Buffer | FormData | Readable | null }): Promise<Dispatcher.ResponseData> {
+export function upstreamResponse(call: Omit<UpstreamRequest, 'body'> & { body?: UpstreamRequest['body'] | FormData }): Promise<Dispatcher.ResponseData> {
   const { origin, path } = target(call.url, call.path);
   return request(`${origin}${path}`, {
     method: call.method ?? 'GET',

@@ -1,9 +1,8 @@
 import type { Readable } from 'node:stream';
-import { getGlobalDispatcher } from 'undici';
 import type { Channel } from '../../core/channel.ts';
 import { abortAfter } from '../../lib/abort-after.ts';
 import { extraHeaders } from '../channel-type.ts';
-import { requestWhole } from '../upstream-whole.ts';
+import { upstreamWhole } from '../upstream-client.ts';
 import { ChannelRefused, UpstreamRejected } from '../../core/task-provider.ts';
 import type { GeminiError } from './gemini.answers.ts';
 import type { GeminiChannelOptions } from './gemini.options.ts';
@@ -43,27 +42,21 @@ function refusal(status: number, error: GeminiError | undefined): Error {
 
 /** The answer's JSON as it came (the caller names the shape it expects: gemini.answers.ts), or the refusal thrown. */
 export async function geminiCall(call: GeminiCall): Promise<unknown> {
-  const base = new URL(call.channel.base_url ?? '');
-  const basePath = base.pathname === '/' ? '' : base.pathname.replace(/\/+$/, '');
   const headers: Record<string, string> = {
     ...extraHeaders(call.options),
     'x-goog-api-key': call.channel.secret ?? '',
     ...(call.body === undefined && !call.bodyStream ? {} : { 'content-type': 'application/json' }),
   };
   const stop = abortAfter(call.timeoutMs + 1000, call.signal);
-  const response = await requestWhole(
-    getGlobalDispatcher(),
-    {
-      origin: base.origin,
-      path: `${basePath}/v1beta${call.path}`,
-      method: call.method,
-      headers,
-      body: call.bodyStream ? call.bodyStream() : call.body === undefined ? undefined : JSON.stringify(call.body),
-      headersTimeout: call.timeoutMs,
-      bodyTimeout: call.timeoutMs,
-    },
-    stop.signal,
-  ).finally(() => stop.done());
+  const response = await upstreamWhole({
+    url: call.channel.base_url ?? '',
+    path: `/v1beta${call.path}`,
+    method: call.method,
+    headers,
+    body: call.bodyStream ? call.bodyStream() : call.body === undefined ? undefined : JSON.stringify(call.body),
+    timeoutMs: call.timeoutMs,
+    signal: stop.signal,
+  }).finally(() => stop.done());
   if (response.statusCode === 429 || response.statusCode >= 500) throw new Error(`the Gemini upstream answered ${response.statusCode}`);
   let json: { error?: GeminiError } | null;
   try {
