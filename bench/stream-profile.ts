@@ -13,20 +13,25 @@ import { benchKey, pinSelf, routeHaikuTo, startServer, tempSqlite, ADMIN } from 
 //   npx tsx bench/stream-profile.ts
 // PROFILE_TEXT=1: the same for whole (non-streamed) messages calls, against bench/text.ts's upstream and
 // bare proxy; "per stream" then reads "per call".
+// PROFILE_FORMAT=responses: a streamed /v1/responses passthrough to an `openai` channel.
 pinSelf();
 const TEXT = process.env.PROFILE_TEXT === '1';
+const RESPONSES = process.env.PROFILE_FORMAT === 'responses';
+const PATH = RESPONSES ? '/v1/responses' : '/v1/messages';
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 const EVENTS = 200;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-stream-prof-'));
 const body = TEXT
   ? JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] })
-  : JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] });
+  : RESPONSES
+    ? JSON.stringify({ model: 'chatgen-4-haiku', max_output_tokens: 8000, stream: true, input: 'Stream to me' })
+    : JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] });
 
-const upstream = TEXT ? await startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages') : await startServer('bench/stream-upstream.ts', { EVENTS: String(EVENTS) }, '/v1/messages');
+const upstream = TEXT ? await startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages') : await startServer('bench/stream-upstream.ts', { EVENTS: String(EVENTS) }, PATH);
 const gateway = await startServer('src/main.ts', { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0', NODE_ARGS: `--cpu-prof --cpu-prof-dir=${dir}` });
-await routeHaikuTo(gateway.url, upstream.url);
+await routeHaikuTo(gateway.url, upstream.url, RESPONSES ? 'openai' : 'messages');
 const key = await benchKey(gateway.url);
-const load = (duration: number) => autocannon({ url: `${gateway.url}/v1/messages`, method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body, connections: 50, duration });
+const load = (duration: number) => autocannon({ url: `${gateway.url}${PATH}`, method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, authorization: `Bearer ${key}` }, body, connections: 50, duration });
 /** utime + stime of every thread of a process, in clock ticks (1/100 s); see bench/ab-cpu.ts. */
 const cpuTicks = (pid: number) => {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -39,8 +44,8 @@ async function cpuPerStream(pid: number, run: () => Promise<autocannon.Result>) 
   return { result, us: ((cpuTicks(pid) - ticks) * 10_000) / result.requests.total };
 }
 // The bare proxy under the same load first, for scale.
-const bare = await startServer(TEXT ? 'bench/bare-proxy.ts' : 'bench/stream-proxy.ts', { UPSTREAM: upstream.url }, '/v1/messages');
-const loadBare = (duration: number) => autocannon({ url: `${bare.url}/v1/messages`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: 50, duration });
+const bare = await startServer(TEXT ? 'bench/bare-proxy.ts' : 'bench/stream-proxy.ts', { UPSTREAM: upstream.url }, PATH);
+const loadBare = (duration: number) => autocannon({ url: `${bare.url}${PATH}`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: 50, duration });
 await loadBare(3);
 const bareCpu = await cpuPerStream(bare.child.pid!, () => loadBare(SECONDS));
 bare.child.kill('SIGKILL');
