@@ -14,6 +14,8 @@ export interface TaskEngineDeps {
   db: Kysely<Database>;
   logger: Logger;
   pricing: Pricing;
+  /** The prices a task's account pays now (its group's): a per-token task settles its tokens at them. */
+  pricingOf?: (task: Task) => Pricing | Promise<Pricing>;
   channels: ChannelRouter;
   providerFor(type: string): TaskProvider | undefined;
   /** Runs in the ending's transaction (callbacks enqueue their delivery here). */

@@ -48,7 +48,8 @@ async function withStoredFiles(deps: TaskEngineDeps, task: Task, ending: Ending)
 
 async function end(deps: TaskEngineDeps, task: Task, produced: Ending): Promise<JobOutcome> {
   const ending = await withStoredFiles(deps, task, produced);
-  const won = await endTask(deps.db, task, ending, deps.pricing, deps.onEnded);
+  const pricing = deps.pricingOf ? await deps.pricingOf(task) : deps.pricing;
+  const won = await endTask(deps.db, task, ending, pricing, deps.onEnded);
   if (won) deps.afterEnded?.(task);
   deps.logger.info({ task: task.id, status: ending.state, won }, 'task ended');
   return DONE;
