@@ -56,16 +56,17 @@ async function textCall(a: Account, model = 'chatgen-4-sonnet') {
   return { cost: Number(usage.cost), input: usage.input_tokens, output: usage.output_tokens, spent: before - (await balanceOf(a)) };
 }
 
-/** Submits a task and waits for it to end; its settled cost and what left the balance. */
-async function task(a: Account, url: string, payload: Record<string, unknown>) {
+/** Submits a task and waits for it to end (as `status`); its settled cost and what left the balance. */
+async function task(a: Account, url: string, payload: Record<string, unknown>, status = 'completed') {
   const before = await balanceOf(a);
   const res = await t.app.inject({ method: 'POST', url, headers: a.auth, payload });
   expect(res.statusCode, res.body).toBe(200);
-  const id = res.json().data[0].task_id as string;
+  const data = res.json().data;
+  const id = (Array.isArray(data) ? data[0].task_id : data.id) as string;
   for (let i = 0; i < 300; i++) {
     const row = await t.ctx.db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     if (row.status === 'completed' || row.status === 'failed') {
-      expect(row.status).toBe('completed');
+      expect(row.status).toBe(status);
       return { hold: Number(row.hold_amount), cost: Number(row.cost), spent: before - (await balanceOf(a)), input: row.input_tokens, output: row.output_tokens };
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -94,7 +95,7 @@ describe(`customer groups [${backendName}]`, () => {
     expect([a.spent, b.spent]).toEqual([a.cost, b.cost]);
   });
 
-  it('the same image and video tasks cost half (per image, per token, per second)', async () => {
+  it('the same image, video and avatar tasks cost half (per image, per token, per second, per asset)', async () => {
     const image = await Promise.all([task(plain, '/v1/images/generations', IMAGE), task(half, '/v1/images/generations', IMAGE)]);
     expect(image.map((r) => r.cost)).toEqual([20_000, 10_000]);
     expect(image.map((r) => r.spent)).toEqual([20_000, 10_000]);
@@ -111,6 +112,13 @@ describe(`customer groups [${backendName}]`, () => {
     const video = await Promise.all([task(plain, '/v1/videos/generations', VIDEO), task(half, '/v1/videos/generations', VIDEO)]);
     expect(video.map((r) => r.cost)).toEqual([50_000, 25_000]);
     expect(video.map((r) => r.spent)).toEqual([50_000, 25_000]);
+
+    // Work worth less than the hold (one of two assets passed review) is billed at the group's price too.
+    const avatar = (name: string) => ({ group: { name }, assets: [{ url: 'https://cdn.example.com/a.png', name: 'a' }, { url: 'https://cdn.example.com/b.png', name: 'b [sim:reject]' }] });
+    const review = await Promise.all([plain, half].map((a) => task(a, '/v1/seedance2/private-avatar', avatar(a.user.id), 'failed')));
+    expect(review.map((r) => r.hold)).toEqual([20_000, 10_000]);
+    expect(review.map((r) => r.cost)).toEqual([10_000, 5_000]);
+    expect(review.map((r) => r.spent)).toEqual([10_000, 5_000]);
   });
 
   it("an override beats the multiplier; GET /v1/models shows each account's own prices, which are what it is charged", async () => {
