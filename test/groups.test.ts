@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getUser } from '../src/modules/accounts/accounts.repo.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { Pricing } from '../src/modules/billing/pricing.ts';
+import { groupTable } from '../src/modules/groups/group-prices.ts';
 import { request } from 'undici';
 import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startGateway, stopAllGateways, type GatewayProcess } from './support/gateway-process.ts';
@@ -78,6 +79,19 @@ const IMAGE = { model: 'imggen-2', prompt: 'a lighthouse at dusk' };
 const TOKEN_IMAGE = { model: 'imglite-3.1', prompt: 'a lighthouse at dawn' };
 const VIDEO = { model: 'vidgen-2.0-mini', prompt: 'waves', duration: 5, resolution: '480p' };
 
+describe('a group price table', () => {
+  it('scales every price, token counts stay; an override replaces the whole model', () => {
+    const base = { models: { t: { per_token: { input_per_million: 2, output_per_million: 8, cache_write_per_million: 2.5, above_tokens: { threshold: 1000, input_per_million: 4, output_per_million: 12, cache_read_per_million: 1 } } }, i: { per_image: { '1k': { auto: 0.04, high: 0.1 } }, output_tokens_per_image: 100 }, a: { per_asset: 0.02 } } };
+    const table = groupTable(base, { name: 'g', multiplier: 0.25, prices: { a: { per_second: { '480p': 1 } } } });
+    expect(table.models).toEqual({
+      t: { per_token: { input_per_million: 0.5, output_per_million: 2, cache_write_per_million: 0.625, above_tokens: { threshold: 1000, input_per_million: 1, output_per_million: 3, cache_read_per_million: 0.25 } } },
+      i: { per_image: { '1k': { auto: 0.01, high: 0.025 } }, output_tokens_per_image: 100 },
+      a: { per_second: { '480p': 1 } },
+    });
+    expect(groupTable(base, { name: 'default', multiplier: 1, prices: {} })).toBe(base);
+  });
+});
+
 describe(`customer groups [${backendName}]`, () => {
   let plain: Account;
   let half: Account;
@@ -152,12 +166,14 @@ describe(`customer groups [${backendName}]`, () => {
     const refused = [
       await t.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': narrow.key }, payload: { model: 'chatgen-4-sonnet', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] } }),
       await t.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: narrow.auth, payload: { model: 'chatgen-4-sonnet', messages: [{ role: 'user', content: 'hi' }] } }),
+      await t.app.inject({ method: 'POST', url: '/v1/responses', headers: narrow.auth, payload: { model: 'chatgen-4-sonnet', input: 'hi' } }),
+      await t.app.inject({ method: 'POST', url: '/gemini/v1beta/models/textgen-2.5-flash:generateContent', headers: { 'x-goog-api-key': narrow.key }, payload: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] } }),
       await t.app.inject({ method: 'POST', url: '/v1/images/generations', headers: narrow.auth, payload: IMAGE }),
       await t.app.inject({ method: 'POST', url: '/v1/videos/generations', headers: narrow.auth, payload: VIDEO }),
     ];
     for (const res of refused) {
       expect(res.statusCode, res.body).toBe(403);
-      expect(res.body).toContain('may not use the model');
+      expect(res.body).toContain("account's group may not use the model");
     }
     await t.ctx.textMoney.flush();
     const rows = await t.ctx.db.selectFrom('ledger').select('kind').where('user_id', '=', narrow.user.id).execute();
