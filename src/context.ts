@@ -18,6 +18,7 @@ import { renderSpec } from './providers/simulator/render.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import { createBlobStore } from './blobs/create-store.ts';
 import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
+import { GroupBook } from './modules/groups/group-book.ts';
 import { PriceTable } from './modules/billing/price-table.ts';
 import { ChannelRouter } from './modules/channels/channels.service.ts';
 import { reviewedAssets } from './modules/avatars/avatars.repo.ts';
@@ -44,6 +45,8 @@ export interface AppContext {
   metrics: Metrics;
   pricing: Pricing;
   prices: PriceTable;
+  /** Customer groups: what each account's calls pay (forGroup) and may use, re-read every second. */
+  groups: GroupBook;
   /** Per-key balance snapshots, dropped after every commit that moves a key's money. */
   quotas: QuotaSnapshots;
   /** The money of text calls: their holds and settlements, and what open holds have not spent. */
@@ -105,6 +108,8 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   pricing.assertCovers(allModelIds());
   const prices = new PriceTable(db, pricing, config.pricingFile);
   if (options.listen !== false) await prices.start();
+  const groups = new GroupBook(db, pricing);
+  await (options.listen !== false ? groups.start() : groups.sync());
   const fileSecret = await fileSigningSecret(db, config.fileUrlSecret);
   const signer = new FileSigner(fileSecret, config.publicBaseUrl);
   const providers = createProviders(config, pricing, { reviewed: reviewedAssets(db), upstreamCallbackUrl: callbackUrlMaker(config, fileSecret) });
@@ -119,6 +124,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     metrics: new Metrics(),
     pricing,
     prices,
+    groups,
     quotas,
     textMoney: createTextMoney({ db, dialect, logger, config, committed: (keyIds) => quotas.changed(keyIds) }),
     submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (tasks) =>
@@ -136,6 +142,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     async close() {
       keyCache.stop();
       prices.stop();
+      groups.stop();
       rateLimiter.close();
       subscriber?.disconnect();
       redis?.disconnect();

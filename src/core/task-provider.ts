@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Channel } from './channel.ts';
+import type { TaskPrices } from './prices.ts';
 import type { KindParams, ParamsOfKind, TaskKind } from './task-params.ts';
 export type { AnyKindParams, AvatarReviewParams, TaskParams } from './task-params.ts';
 
@@ -77,6 +78,8 @@ export type TaskCall = KindParams & {
   upstreamModel: string;
   /** Aborted when the task's deadline passes: its downloads and upstream calls stop then. */
   signal?: AbortSignal;
+  /** The prices the task's account pays (its customer group's), for work worth less than was held; absent = the provider's own. */
+  prices?: TaskPrices;
 };
 
 /** The call's parameters as its kind has them; a call of another kind reaching a provider is our own bug. */

@@ -19,6 +19,8 @@ export interface UsersTable {
   alert_below: Generated<number | null>;
   alert_url: Generated<string | null>;
   alert_sent: Generated<number>;
+  /** The customer group whose prices the account pays (modules/groups/). */
+  group_name: Generated<string>;
 }
 
 export interface ApiKeysTable {
@@ -283,6 +285,16 @@ export interface RedeemCodesTable {
   created_at: number;
 }
 
+/** A customer group (modules/groups/): `models` a JSON array (null = all), `prices` JSON per-model overrides; times in ms. */
+export interface GroupsTable {
+  name: string;
+  multiplier: number;
+  models: string | null;
+  prices: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 /** One account's redemption of a code: the primary key (code_id, user_id) allows it once. */
 export interface RedemptionsTable {
   code_id: string;
@@ -309,6 +321,7 @@ export interface Database {
   responses: ResponsesTable;
   redeem_codes: RedeemCodesTable;
   redemptions: RedemptionsTable;
+  groups: GroupsTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -31,6 +31,7 @@ export function userView(ctx: Ctx, user: User, held: Pending = NOTHING_PENDING) 
     used_credits: toCredits(used, ctx.config),
     alert_below: user.alert_below === null ? null : toBalance(Number(user.alert_below), ctx.config),
     alert_url: user.alert_url,
+    group: user.group_name,
     created_at: Math.floor(user.created_at / 1000),
   };
 }
@@ -95,6 +96,13 @@ export async function topUpUser(ctx: Ctx, userId: string, amount: number, note?:
   if (!(await getUser(ctx.db, userId))) throw notFound(`No user ${userId}`);
   await ctx.db.transaction().execute((trx) => topUp(trx, { userId, amount: value, note: note ?? 'top-up' }));
   return (await userViews(ctx, [(await getUser(ctx.db, userId))!]))[0]!;
+}
+
+/** The account's view, as the admin API shows it. */
+export async function findUser(ctx: Ctx, userId: string) {
+  const user = await getUser(ctx.db, userId);
+  if (!user) throw notFound(`No user ${userId}`);
+  return (await userViews(ctx, [user]))[0]!;
 }
 
 async function userViews(ctx: Ctx, users: User[]) {

@@ -18,6 +18,7 @@ export function keyStore(db: Kysely<Database>): KeyStore {
         status: row.status,
         unlimited: row.unlimited,
         rate_limit_rpm: row.rate_limit_rpm,
+        group: row.group_name,
         hashBytes: Buffer.from(row.key_hash, 'hex'),
         policy: compilePolicy(policyOfRow(row)),
       };

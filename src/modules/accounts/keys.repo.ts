@@ -7,10 +7,13 @@ export async function insertKey(db: Kysely<Database>, key: NewApiKey): Promise<v
   await db.insertInto('api_keys').values(key).execute();
 }
 
-const byHash = preparedQuery((db, hash: string) => db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash));
+// With the account's group: the key cache holds it, so a call learns its prices without a query.
+const byHash = preparedQuery((db, hash: string) =>
+  db.selectFrom('api_keys').innerJoin('users', 'users.id', 'api_keys.user_id').selectAll('api_keys').select('users.group_name').where('api_keys.key_hash', '=', hash),
+);
 const byId = preparedQuery((db, id: string) => db.selectFrom('api_keys').selectAll().where('id', '=', id));
 
-export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise<ApiKey | undefined> {
+export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise<(ApiKey & { group_name: string }) | undefined> {
   return (await byHash(db, hash))[0];
 }
 

@@ -11,6 +11,8 @@ import { setCredentials } from '../console/console.service.ts';
 import { totalsForLastDays } from '../console/usage.repo.ts';
 import { toBalance } from '../../lib/money.ts';
 import * as S from './admin.schemas.ts';
+import { patchUser } from './admin-users.service.ts';
+import * as groups from '../groups/groups.service.ts';
 import { ADMIN_SURFACE, declareSurface } from '../../http/surface.ts';
 
 export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
@@ -35,8 +37,14 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post('/admin/users/:id/topup', { schema: doc('Add to an account balance', { params: IdParams, body: S.TopUpBody, response: { 200: S.User, ...ErrorResponses } }) },
       (request) => accounts.topUpUser(ctx, request.params.id, request.body.amount, request.body.note));
 
-    app.patch('/admin/users/:id', { schema: doc("Set an account's low-balance alert (alert_below, alert_url)", { params: IdParams, body: S.AlertBody, response: { 200: S.User, ...ErrorResponses } }) },
-      (request) => accounts.setAlert(ctx, request.params.id, request.body));
+    app.patch('/admin/users/:id', { schema: doc("Set an account's low-balance alert (alert_below, alert_url) or customer group (group; an unknown one is a 400)", { params: IdParams, body: S.UserPatchBody, response: { 200: S.User, ...ErrorResponses } }) },
+      (request) => patchUser(ctx, request.params.id, request.body));
+
+    app.post('/admin/groups', { schema: doc('Create a customer group, or replace every setting of the one with this name (not `default`)', { body: S.GroupBody, response: { 200: S.Group, ...ErrorResponses } }) },
+      (request) => groups.saveGroup(ctx, request.body));
+
+    app.get('/admin/groups', { schema: doc('The customer groups (`default` is the price table as it is)', { response: { 200: Type.Object({ data: Type.Array(S.Group) }) } }) },
+      async () => ({ data: await groups.findGroups(ctx) }));
 
     app.post('/admin/keys', { schema: doc('Create an API key (the secret is shown once)', { body: S.CreateKeyBody, response: { 201: S.CreatedKey, ...ErrorResponses } }) },
       async (request, reply) => reply.status(201).send(await accounts.createKey(ctx, request.body)));

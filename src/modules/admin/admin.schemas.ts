@@ -22,6 +22,35 @@ export const AlertFields = {
 };
 export const AlertBody = Type.Object(AlertFields, closed);
 
+// PATCH /admin/users/:id: the alert, and the account's customer group.
+export const UserPatchBody = Type.Object({
+  ...AlertFields,
+  group: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "The customer group whose prices the account pays (GET /admin/groups); new calls pay them within a second, holds already taken keep their amount" })),
+}, closed);
+
+const GroupName = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' });
+const GroupModels = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 500, description: 'Model ids its accounts may call (any other is a 403); empty or absent = every model' });
+const GroupPrices = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'Per model, the price its accounts pay instead of the base price times multiplier: any form the price table takes for a model (per_token, per_image, per_second, per_asset; USD), checked as the price table is',
+});
+
+export const GroupBody = Type.Object({
+  name: GroupName,
+  multiplier: Type.Number({ exclusiveMinimum: 0, maximum: 1000, description: 'Every base price times this, for models without an override' }),
+  models: Type.Optional(GroupModels),
+  prices: Type.Optional(GroupPrices),
+}, closed);
+
+export const Group = Type.Object(
+  {
+    name: Type.String(),
+    multiplier: Type.Number(),
+    models: Type.Array(Type.String(), { description: 'Empty = every model' }),
+    prices: Type.Record(Type.String(), Type.Unknown(), { description: 'Per-model overrides (USD, the price table\'s shape)' }),
+  },
+  { $id: 'AdminGroup' },
+);
+
 export const ListQuery = Type.Object({
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
   after: Type.Optional(Type.String({ maxLength: 100 })),
@@ -38,6 +67,7 @@ export const User = Type.Object(
     used_credits: Type.Integer(),
     alert_below: Type.Union([Type.Number(), Type.Null()]),
     alert_url: Type.Union([Type.String(), Type.Null()]),
+    group: Type.String({ description: 'The customer group whose prices the account pays' }),
     created_at: Type.Integer(),
   },
   { $id: 'AdminUser' },

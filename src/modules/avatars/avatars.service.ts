@@ -33,7 +33,7 @@ export async function submitAvatar(ctx: AppContext, key: CachedKey, body: Avatar
     kind: 'avatar',
     model: AVATAR_REVIEW_MODEL,
     params: { model: AVATAR_REVIEW_MODEL, group_id: groupId, project_name: submission.projectName, asset_type: submission.assetType, assets },
-    holdUnits: ctx.pricing.perAssetUnits(AVATAR_REVIEW_MODEL) * assets.length,
+    holdUnits: ctx.groups.pricingFor(key.group, AVATAR_REVIEW_MODEL).perAssetUnits(AVATAR_REVIEW_MODEL) * assets.length,
     webhook: webhook.target,
     deadlineMs: ctx.config.deadlineMs.avatar,
     initialStatus: 'processing',

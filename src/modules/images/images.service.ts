@@ -8,5 +8,5 @@ import type { SubmitReceipt } from '../tasks/tasks.schemas.ts';
 
 export async function submitImages(ctx: AppContext, key: CachedKey, body: ImageRequest): Promise<SubmitReceipt> {
   const params = normalizeImageRequest(body);
-  return submitGeneration(ctx, key, { kind: 'image', params, holdUnits: quoteImages(ctx.pricing, params), webhook: body.webhook });
+  return submitGeneration(ctx, key, { kind: 'image', params, holdUnits: quoteImages(ctx.groups.pricingFor(key.group, params.model), params), webhook: body.webhook });
 }

@@ -18,7 +18,7 @@ const ModelEntry = Type.Object(
     display_name: Type.String(),
     kind: Type.Union([Type.Literal('text'), Type.Literal('image'), Type.Literal('video'), Type.Literal('avatar')]),
     endpoints: Type.Array(Type.String()),
-    pricing: Type.Unknown({ description: "The model's entry of the price table (USD)" }),
+    pricing: Type.Unknown({ description: "The model's entry of the price table (USD) as the caller's account pays it: its group's override, else the base price times the group's multiplier" }),
   },
   { $id: 'ModelEntry' },
 );
@@ -49,7 +49,7 @@ export function modelsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: { tags: ['text'], summary: 'The models this key may use (OpenAI and messages SDKs: models.list())', security: [{ bearer: [] }, { apiKey: [] }], response: { 200: ModelList, ...ErrorResponses } },
       },
       async (request) => {
-        const data = (await modelsForKey(ctx, request.apiKey!)).map((m) => modelEntry(ctx, m));
+        const data = (await modelsForKey(ctx, request.apiKey!)).map((m) => modelEntry(ctx, request.apiKey!, m));
         return { object: 'list' as const, data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
       },
     );
@@ -62,7 +62,7 @@ export function modelsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         const found = (await modelsForKey(ctx, request.apiKey!)).find((m) => m.id === request.params.id);
         if (!found) throw notFound(`Model ${request.params.id} is not served here`);
-        return modelEntry(ctx, found);
+        return modelEntry(ctx, request.apiKey!, found);
       },
     );
     app.get(

@@ -4,7 +4,8 @@ import { modelAllowed } from '../accounts/key-policy.ts';
 import { AVATAR_REVIEW_MODEL, resolveModel } from '../../core/catalog/models.ts';
 
 // What GET /v1/models lists: every model an enabled channel serves (a channel serving `*` adds
-// every priced model), that the key's policy lets it use, with its kind, endpoints and price.
+// every priced model), that the key's policy and its account's group let it use, with its kind,
+// endpoints and the price its account pays (its group's).
 
 export type ModelKind = 'text' | 'image' | 'video' | 'avatar';
 
@@ -32,13 +33,13 @@ export async function modelsForKey(ctx: AppContext, key: CachedKey): Promise<Lis
     for (const id of ids) seen.set(id, Math.min(seen.get(id) ?? Infinity, channel.created_at));
   }
   return [...seen]
-    .filter(([id]) => modelAllowed(key.policy, id))
+    .filter(([id]) => modelAllowed(key.policy, id) && ctx.groups.allows(key.group, id))
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([id, createdMs]) => ({ id, kind: kindOf(id), created: Math.floor(createdMs / 1000) }));
 }
 
 /** One entry that both the OpenAI SDK (Model) and the messages SDK (ModelInfo) read, plus ours. */
-export function modelEntry(ctx: AppContext, model: ListedModel) {
+export function modelEntry(ctx: AppContext, key: CachedKey, model: ListedModel) {
   return {
     id: model.id,
     object: 'model' as const,
@@ -49,7 +50,7 @@ export function modelEntry(ctx: AppContext, model: ListedModel) {
     display_name: model.id,
     kind: model.kind,
     endpoints: ENDPOINTS[model.kind],
-    pricing: ctx.pricing.table().models[model.id] ?? null,
+    pricing: ctx.groups.forGroup(key.group).table().models[model.id] ?? null,
   };
 }
 

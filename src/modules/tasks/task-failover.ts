@@ -4,7 +4,7 @@ import { getChannel } from '../channels/channels.repo.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import { admitted } from './admission.ts';
 import { channelAccepted, channelFailed } from './channel-health.ts';
-import type { TaskEngineDeps } from './engine-deps.ts';
+import { pricesOf, type TaskEngineDeps } from './engine-deps.ts';
 import type { Ending } from './tasks.service.ts';
 import { kindParams } from './tasks.repo.ts';
 
@@ -31,13 +31,14 @@ export async function submitToChannels(deps: TaskEngineDeps, task: Task, signal?
   const channels = pinned ? [pinned] : await deps.channels.candidates(task.model);
   if (channels.length === 0) return { state: 'failed', code: 'upstream_error', message: `No channel serves model ${task.model}` };
   const params = kindParams(task);
+  const prices = await pricesOf(deps, task);
   let lastError: unknown;
   for (const channel of channels) {
     const provider = deps.providerFor(channel.type);
     if (!provider) return { state: 'failed', code: 'internal_error', message: `Unknown channel type ${channel.type}` };
     // Over the channel's max_in_flight the task waits, submitted, in submit order (admission.ts).
     if (!(await admitted(deps.db, channel, task))) return { waitMs: deps.admissionRetryMs ?? 1000 };
-    const call: TaskCall = { task, ...params, channel, upstreamModel: upstreamModel(channel, task.model), signal };
+    const call: TaskCall = { task, ...params, channel, upstreamModel: upstreamModel(channel, task.model), signal, prices };
     try {
       const result = await provider.submit(call);
       await channelAccepted(deps.db, channel);

@@ -9,7 +9,7 @@ import { upstreamModel } from '../channels/channels.service.ts';
 import { getTask, kindParams, overdueTasks, transition } from './tasks.repo.ts';
 import { endTask, type Ending } from './tasks.service.ts';
 import { DownloadFailed, storeResult } from './task-results.ts';
-import type { TaskEngineDeps } from './engine-deps.ts';
+import { pricesOf, type TaskEngineDeps } from './engine-deps.ts';
 import { deadlinePassed, submitToChannels } from './task-failover.ts';
 import { cancelLateHandOver } from './upstream-cancel.ts';
 
@@ -21,7 +21,7 @@ async function prepareCall(deps: TaskEngineDeps, task: Task): Promise<{ call: Ta
   if (!channel) return { state: 'failed', code: 'upstream_error', message: `No channel serves model ${task.model}` };
   const provider = deps.providerFor(channel.type);
   if (!provider) return { state: 'failed', code: 'internal_error', message: `Unknown channel type ${channel.type}` };
-  const call: TaskCall = { task, ...kindParams(task), channel, upstreamModel: upstreamModel(channel, task.model) };
+  const call: TaskCall = { task, ...kindParams(task), channel, upstreamModel: upstreamModel(channel, task.model), prices: await pricesOf(deps, task) };
   return { call, provider };
 }
 
@@ -48,7 +48,8 @@ async function withStoredFiles(deps: TaskEngineDeps, task: Task, ending: Ending)
 
 async function end(deps: TaskEngineDeps, task: Task, produced: Ending): Promise<JobOutcome> {
   const ending = await withStoredFiles(deps, task, produced);
-  const won = await endTask(deps.db, task, ending, deps.pricing, deps.onEnded);
+  const pricing = await pricesOf(deps, task);
+  const won = await endTask(deps.db, task, ending, pricing, deps.onEnded);
   if (won) deps.afterEnded?.(task);
   deps.logger.info({ task: task.id, status: ending.state, won }, 'task ended');
   return DONE;

@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.ts';
 import { badRequest, paymentRequired } from '../../core/errors.ts';
 import type { CachedKey } from '../../core/key.ts';
 import { contextWindow } from '../../core/catalog/models.ts';
-import { assertPriced } from './call-price.ts';
+import { pricedFor } from './call-price.ts';
 import { MAX_TOKEN_BYTES } from '../../lib/tokens/token-count.ts';
 import { countOffLoop } from '../../lib/tokens/token-thread.ts';
 import { promptTokens, rememberPrompt, uncounted, type Uncounted } from '../../lib/tokens/tokens.ts';
@@ -43,8 +43,7 @@ async function sizeOffLoop(ctx: AppContext, request: TextRequest, left: Uncounte
 }
 
 async function refuseUnpayable(ctx: AppContext, request: TextRequest, payer: CachedKey, least: number): Promise<void> {
-  assertPriced(ctx, request.model);
-  const cost = ctx.pricing.tokenUnits(request.model, least, request.maxTokens);
+  const cost = pricedFor(ctx, payer, request.model).tokenUnits(request.model, least, request.maxTokens);
   if (!(await ctx.textMoney.couldPay(payer, cost))) {
     throw paymentRequired(`Insufficient account balance or key quota for a prompt of at least ${least} tokens plus ${request.maxTokens} output tokens`);
   }

@@ -11,5 +11,5 @@ export async function submitVideo(ctx: AppContext, key: CachedKey, body: VideoRe
   const { params, assetIds } = normalizeVideoRequest(body);
   // Asset URLs must name reviewed (Active) assets of the caller's account; no second review runs.
   if (assetIds.length > 0) await checkUsableAssets(ctx, key.user_id, assetIds);
-  return submitGeneration(ctx, key, { kind: 'video', params, holdUnits: quoteVideo(ctx.pricing, params), webhook: body.webhook });
+  return submitGeneration(ctx, key, { kind: 'video', params, holdUnits: quoteVideo(ctx.groups.pricingFor(key.group, params.model), params), webhook: body.webhook });
 }

@@ -74,7 +74,7 @@ export class ArkAvatar implements TaskProvider {
     const usable = entries.filter((e) => e.status === 'Active');
     const failed = entries.filter((e) => e.status === 'Failed');
     const result: TaskResult = { assets: entries, usable_assets: usable, failed_assets: failed, asset_url: (usable[0] ?? entries[0])?.asset_url, group_id: paramsOf(call, 'avatar').group_id };
-    const billedUnits = this.options.pricing.perAssetUnits(call.task.model) * usable.length;
+    const billedUnits = (call.prices ?? this.options.pricing).perAssetUnits(call.task.model) * usable.length;
     if (failed.length === 0) return { state: 'completed', result, billedUnits };
     const why = assets
       .map((a, i) => (entries[i]!.status === 'Failed' ? `${a.name}${states[i]!.code ? ` (${states[i]!.code})` : ''}` : undefined))

@@ -84,7 +84,7 @@ export class ArkImages implements TaskProvider {
     }
     // A group may come back smaller than asked (the model decides, or some images were refused):
     // the task is charged for the images it got.
-    const billedUnits = parts.length < n ? this.deps.pricing.imageUnits(task.model, params.resolution, undefined, parts.length) : undefined;
+    const billedUnits = parts.length < n ? (call.prices ?? this.deps.pricing).imageUnits(task.model, params.resolution, undefined, parts.length) : undefined;
     return { state: 'completed', result: { images: [{ url: parts }] }, ...(billedUnits === undefined ? {} : { billedUnits }) };
   }
 

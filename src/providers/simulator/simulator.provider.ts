@@ -55,7 +55,7 @@ export class SimulatorProvider implements TaskProvider {
       asset_url: (usable[0] ?? entries[0])?.asset_url,
       group_id: params.group_id,
     };
-    const billedUnits = this.options.pricing.perAssetUnits(call.task.model) * usable.length;
+    const billedUnits = (call.prices ?? this.options.pricing).perAssetUnits(call.task.model) * usable.length;
     if (failed.length === 0) return { state: 'completed', result, billedUnits };
     const message = `${failed.length} of ${entries.length} asset${entries.length === 1 ? '' : 's'} failed review`;
     return { state: 'failed', code: 'task_failed', message, result, billedUnits };
@@ -69,11 +69,12 @@ export class SimulatorProvider implements TaskProvider {
       render({ k: 'image', w: out.width, h: out.height, f: out.format, q: out.compression, s: `${task.id}:${i}`, t: out.transparent }),
     );
     const result: ProducedResult = { images: [{ url: parts }] };
-    if (!this.options.pricing.isPerToken(task.model)) return { state: 'completed', result };
+    const prices = call.prices ?? this.options.pricing;
+    if (!prices.isPerToken(task.model)) return { state: 'completed', result };
     // Per-token models settle what was really used: the prompt's tokens and each image's tokens.
     const usage = {
       inputTokens: countText(String(params.prompt ?? '')),
-      outputTokens: out.n * this.options.pricing.outputTokensPerImage(task.model),
+      outputTokens: out.n * prices.outputTokensPerImage(task.model),
     };
     return { state: 'completed', result, usage };
   }

@@ -1,0 +1,68 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/types.ts';
+import { forbidden } from '../../core/errors.ts';
+import { Pricing } from '../billing/pricing.ts';
+import type { PricingFile } from '../billing/price-schema.ts';
+import { DEFAULT_GROUP, defaultGroup, groupTable, type Group } from './group-prices.ts';
+import { asGroup, listGroups } from './groups.repo.ts';
+
+// The groups every quote and settlement prices by (ctx.groups). Each process re-reads the groups
+// table once a second, so a change applies to new calls everywhere within about a second; a hold
+// already taken keeps its amount. Quotes stay synchronous: a group's prices are a Pricing derived
+// from the table in force, made again only when the group or that table changed.
+
+const SYNC_MS = 1000;
+
+export class GroupBook {
+  private groups = new Map<string, Group>([[DEFAULT_GROUP, defaultGroup()]]);
+  private derived = new Map<string, { base: PricingFile; group: Group; pricing: Pricing }>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly base: Pricing,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.sync();
+    this.timer = setInterval(() => void this.sync().catch(() => undefined), SYNC_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  async sync(): Promise<void> {
+    const groups = new Map<string, Group>([[DEFAULT_GROUP, defaultGroup()]]);
+    for (const row of await listGroups(this.db)) groups.set(row.name, asGroup(row));
+    this.groups = groups;
+  }
+
+  /** The group by name; an unknown one (deleted meanwhile) prices as `default`. */
+  group(name: string | undefined): Group {
+    return this.groups.get(name ?? DEFAULT_GROUP) ?? this.groups.get(DEFAULT_GROUP)!;
+  }
+
+  /** What `name`'s accounts pay: the same methods as the base Pricing. */
+  forGroup(name: string | undefined): Pricing {
+    const group = this.group(name);
+    const base = this.base.table();
+    const made = this.derived.get(group.name);
+    if (made && made.base === base && made.group === group) return made.pricing;
+    const pricing = group.multiplier === 1 && Object.keys(group.prices).length === 0 ? this.base : new Pricing(groupTable(base, group));
+    this.derived.set(group.name, { base, group, pricing });
+    return pricing;
+  }
+
+  allows(name: string | undefined, model: string): boolean {
+    const models = this.group(name).models;
+    return !models || models.has(model);
+  }
+
+  /** The prices for a call of `model` by an account of group `name`; 403 when the group may not use it, before anything is held. */
+  pricingFor(name: string | undefined, model: string): Pricing {
+    if (!this.allows(name, model)) throw forbidden(`Your account's group may not use the model ${model}`);
+    return this.forGroup(name);
+  }
+}

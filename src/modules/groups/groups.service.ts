@@ -1,0 +1,71 @@
+import type { AppContext } from '../../context.ts';
+import { badRequest, notFound } from '../../core/errors.ts';
+import { allModelIds } from '../../core/catalog/models.ts';
+import type { ModelPrice } from '../billing/price-schema.ts';
+import { parsePricing, PricingError } from '../billing/pricing.ts';
+import { getUser } from '../accounts/accounts.repo.ts';
+import { DEFAULT_GROUP } from './group-prices.ts';
+import { groupExists, listGroups, putGroup, setUserGroup, type GroupRow } from './groups.repo.ts';
+
+// The operator's side of groups: define one (create or replace by name), list them, move an account.
+
+type Ctx = Pick<AppContext, 'db' | 'groups' | 'pricing' | 'keyCache'>;
+
+export interface GroupInput {
+  name: string;
+  multiplier: number;
+  models?: string[];
+  prices?: Record<string, unknown>;
+}
+
+const view = (row: Omit<GroupRow, 'updated_at'> & { updated_at?: number }) => ({
+  name: row.name,
+  multiplier: row.multiplier,
+  models: row.models,
+  prices: row.prices,
+});
+
+const known = (ctx: Ctx, model: string) => ctx.pricing.has(model) || allModelIds().includes(model);
+
+/** Each override is checked as the price table checks a model (billing/price-schema.ts); a model no table knows is a 400. */
+function checkedPrices(ctx: Ctx, prices: Record<string, unknown>): Record<string, ModelPrice> {
+  const out: Record<string, ModelPrice> = {};
+  for (const [model, price] of Object.entries(prices)) {
+    if (!known(ctx, model)) throw badRequest(`prices/${model}: no such model`);
+    try {
+      out[model] = parsePricing({ models: { [model]: price } }, 'group prices').models[model]!;
+    } catch (err) {
+      if (err instanceof PricingError) throw badRequest(err.message);
+      throw err;
+    }
+  }
+  return out;
+}
+
+export async function saveGroup(ctx: Ctx, input: GroupInput) {
+  if (input.name === DEFAULT_GROUP) throw badRequest('name: the default group is the price table as it is and cannot be changed');
+  const models = [...new Set(input.models ?? [])];
+  const unknownModel = models.find((m) => !known(ctx, m));
+  if (unknownModel) throw badRequest(`models: no such model ${unknownModel}`);
+  const row = { name: input.name, multiplier: input.multiplier, models, prices: checkedPrices(ctx, input.prices ?? {}) };
+  await putGroup(ctx.db, row);
+  await ctx.groups.sync();
+  return view(row);
+}
+
+export async function findGroups(ctx: Ctx) {
+  return (await listGroups(ctx.db)).map(view);
+}
+
+/** 400 naming `group` when there is no such group. */
+export async function assertGroup(ctx: Ctx, group: string): Promise<void> {
+  if (!(await groupExists(ctx.db, group))) throw badRequest(`group: no group ${group}`);
+}
+
+/** Moves an account to `group`; its keys are dropped from every key cache, so new calls pay the new prices within a second. */
+export async function moveUser(ctx: Ctx, userId: string, group: string): Promise<void> {
+  if (!(await getUser(ctx.db, userId))) throw notFound(`No user ${userId}`);
+  await assertGroup(ctx, group);
+  const hashes = await setUserGroup(ctx.db, userId, group);
+  for (const hash of hashes) await ctx.keyCache.announce(hash);
+}
