@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 // (core/channel.ts, core/task-params.ts): nothing else parses those JSON columns or casts the result.
 
 const src = path.resolve(import.meta.dirname, '..', 'src');
-const REPOSITORIES = new Set(['modules/channels/channels.repo.ts', 'modules/tasks/tasks.repo.ts']);
+// Repositories parse their own tables' JSON columns (channels, tasks, groups...): nobody else does.
+const isRepository = (file: string) => file.endsWith('.repo.ts');
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -19,7 +20,7 @@ function sources(dir: string): string[] {
 function findings(pattern: RegExp): string[] {
   return sources(src).flatMap((file) => {
     const relative = path.relative(src, file);
-    if (REPOSITORIES.has(relative)) return [];
+    if (isRepository(relative)) return [];
     return fs
       .readFileSync(file, 'utf8')
       .split('\n')
