@@ -6,6 +6,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
+import { axeProblems } from './support/axe.ts';
 import { haveChromium, launchChromium, signInAsHolder, signInAsOperator } from './support/browser.ts';
 import { freePort } from './support/gateway-process.ts';
 import { startReceiver, waitUntil, type Receiver } from './support/receiver.ts';
@@ -65,18 +66,11 @@ const signInOperator = (page: Page) => signInAsOperator(page, ADMIN_TOKEN);
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
-const AXE = fs.readFileSync(path.resolve(import.meta.dirname, '../node_modules/axe-core/axe.min.js'), 'utf8');
 const a11yProblems: string[] = [];
 
 /** Runs axe-core (WCAG 2 A/AA rules) on the page; serious and critical findings are collected. */
 async function checkAccessibility(page: Page, name: string) {
-  // Evaluated through the DevTools protocol: the console's CSP (rightly) refuses inline scripts.
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const result = await (window as any).axe.run(document, { runOnly: ['wcag2a', 'wcag2aa'] });
-    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-  });
-  for (const v of violations) if (v.impact === 'serious' || v.impact === 'critical') a11yProblems.push(`${name}: ${v.id} (${v.impact}, ${v.nodes} nodes)`);
+  a11yProblems.push(...(await axeProblems(page, name)));
 }
 
 describe.skipIf(!haveChromium)(`console in Chromium [${backendName}]`, () => {

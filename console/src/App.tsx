@@ -9,6 +9,8 @@ import { Accounts } from './operator/Accounts.tsx';
 import { Channels } from './operator/Channels.tsx';
 import { Totals } from './operator/Totals.tsx';
 import { PricesPage } from './operator/Prices.tsx';
+import { Codes } from './operator/Codes.tsx';
+import { Groups } from './operator/Groups.tsx';
 
 const ACCOUNT_PAGES = [
   { path: '/', label: 'Overview', view: Overview },
@@ -20,6 +22,8 @@ const OPERATOR_PAGES = [
   { path: '/accounts', label: 'Accounts', view: Accounts },
   { path: '/channels', label: 'Channels', view: Channels },
   { path: '/prices', label: 'Prices', view: PricesPage },
+  { path: '/groups', label: 'Groups', view: Groups },
+  { path: '/codes', label: 'Codes', view: Codes },
 ];
 
 export function App() {

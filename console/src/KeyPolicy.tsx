@@ -18,7 +18,7 @@ const localInput = (seconds: number | null) => {
   const date = new Date(seconds * 1000);
   return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 };
-const fromLocalInput = (value: string) => (value ? Math.floor(new Date(value).getTime() / 1000) : null);
+export const fromLocalInput = (value: string) => (value ? Math.floor(new Date(value).getTime() / 1000) : null);
 
 /** One line saying what a key is limited to. */
 export function policySummary(policy: PolicyInput): string {

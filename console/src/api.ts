@@ -45,6 +45,9 @@ export type Channel = Static<typeof ChannelSchemas.Channel>;
 export type ChannelTypeInfo = Static<typeof ChannelSchemas.ChannelType>;
 export type DayTotals = Static<typeof ConsoleSchemas.DayTotals>;
 export type Redeemed = Static<typeof CodeSchemas.Redeemed>;
+export type RedeemCode = Static<typeof CodeSchemas.Code>;
+export type CreatedCodes = Static<typeof CodeSchemas.CreatedCodes>;
+export type AdminGroup = Static<typeof AdminSchemas.Group>;
 
 export type BillingUnit = Session['billing_unit'];
 

@@ -1,11 +1,14 @@
 import { useState, type FormEvent } from 'react';
-import { api, unitName, when, type AdminUser } from '../api.ts';
+import { api, unitName, when, type AdminGroup, type AdminUser } from '../api.ts';
 import { ErrorNote, Money, Section } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
+import { AccountGroup } from './AccountGroup.tsx';
 import { AccountKeys } from './AccountKeys.tsx';
 
 export function Accounts() {
   const users = useLoad<{ data: AdminUser[] }>('/admin/users?limit=1000');
+  const groups = useLoad<{ data: AdminGroup[] }>('/admin/groups');
+  const groupNames = groups.data?.data.map((g) => g.name) ?? [];
   const [name, setName] = useState('');
   const [balance, setBalance] = useState('');
   const action = useAction();
@@ -39,10 +42,10 @@ export function Accounts() {
         <ErrorNote message={action.error} />
       </Section>
       <Section title="All accounts">
-        <ErrorNote message={users.error} />
+        <ErrorNote message={users.error ?? groups.error} />
         <ul className="account-list">
           {users.data?.data.map((user) => (
-            <AccountRow key={user.id} user={user} onChange={users.reload} />
+            <AccountRow key={user.id} user={user} groups={groupNames} onChange={users.reload} />
           ))}
         </ul>
       </Section>
@@ -50,7 +53,7 @@ export function Accounts() {
   );
 }
 
-function AccountRow({ user, onChange }: { user: AdminUser; onChange: () => Promise<void> }) {
+function AccountRow({ user, groups, onChange }: { user: AdminUser; groups: string[]; onChange: () => Promise<void> }) {
   const [amount, setAmount] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -85,6 +88,7 @@ function AccountRow({ user, onChange }: { user: AdminUser; onChange: () => Promi
         <span>
           used <Money value={user.used} />
         </span>
+        <span data-testid="account-group">group {user.group}</span>
         <span>since {when(user.created_at)}</span>
       </div>
       <div className="account-forms">
@@ -110,6 +114,7 @@ function AccountRow({ user, onChange }: { user: AdminUser; onChange: () => Promi
             Set sign-in
           </button>
         </form>
+        <AccountGroup user={user} groups={groups} onChange={onChange} />
       </div>
       {saved && <p role="status">{saved}</p>}
       <ErrorNote message={action.error} />
