@@ -34,6 +34,7 @@ import { responsesRoutes } from './modules/responses/responses.routes.ts';
 import { modelsRoutes } from './modules/models/models.routes.ts';
 import { adminCodesRoutes, consoleRedeemRoutes, keyRedeemRoutes } from './modules/codes/codes.routes.ts';
 import { documentModels } from './modules/models/models.openapi.ts';
+import { addRequestSpans } from './http/request-spans.ts';
 
 // A caller's x-request-id is kept only in a safe alphabet and starting with a letter or digit: it is
 // written to logs and to the usage export, where a leading `-`, `+`, `=` or `@` would be a formula.
@@ -140,6 +141,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     closing = true;
     done();
   });
+  addRequestSpans(app);
   // Callback-style hooks: on every request, so no promise allocation for work that is synchronous.
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(CORS_HEADERS);

@@ -8,6 +8,7 @@ import { migrateDatabase } from './db/migrations.ts';
 import { ensureSimulatorChannel } from './modules/channels/channels.service.ts';
 import { allModelIds } from './core/catalog/models.ts';
 import { startWorkers } from './modules/tasks/engine.ts';
+import { startTracing, stopTracing } from './lib/tracing.ts';
 
 const SHUTDOWN_GRACE_MS = 15_000;
 
@@ -51,6 +52,7 @@ function onShutdown(ctx: AppContext, steps: (() => Promise<void>)[]): void {
     try {
       for (const step of steps) await step();
       await ctx.close();
+      await stopTracing();
     } catch (err) {
       ctx.logger.error({ err }, 'error during shutdown');
     } finally {
@@ -62,6 +64,7 @@ function onShutdown(ctx: AppContext, steps: (() => Promise<void>)[]): void {
 }
 
 async function prepare(config: Readonly<Config>): Promise<AppContext> {
+  await startTracing();
   const ctx = await createContext(config);
   ctx.metrics.collectProcessMetrics();
   await ensureSimulatorChannel(ctx.db, allModelIds());

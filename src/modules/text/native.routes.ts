@@ -62,7 +62,7 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           }
           const text = fromNative(model, request.body as NativeRequest);
           if (method === 'countTokens') return shape({ totalTokens: await countPromptTokens(ctx, text, request.apiKey!, clientGone(reply)) });
-          const call: TextCall = { key: request.apiKey!, endpoint: 'native', requestId: request.id, request: text, allDown: everyUpstreamUnavailable };
+          const call: TextCall = { key: request.apiKey!, endpoint: 'native', requestId: request.id, request: text, allDown: everyUpstreamUnavailable, span: request.span };
           if (method === 'generateContent') {
             const result = await generateText(ctx, call, clientGone(reply));
             return shape(nativeResponse(text, result.text, result));

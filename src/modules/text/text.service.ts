@@ -12,10 +12,13 @@ import { throughTextView } from './wire-legacy.ts';
 import { sizePrompt } from './prompt-size.ts';
 import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
+import { endUpstreamSpan, upstreamSpan } from './text-spans.ts';
+import type { Span } from '../../lib/tracing.ts';
 
 interface Route {
   provider: TextProvider;
   request: TextRequest;
+  channel: Channel;
 }
 
 /** The channels that serve the model, best first; a model no channel serves is a 404. */
@@ -32,7 +35,7 @@ function routesOver(ctx: AppContext, call: TextCall, channels: readonly Channel[
     if (!found) continue;
     const provider = call.request.wire && !found.speaksWire ? throughTextView(found) : found;
     const upstream = upstreamModel(channel, model);
-    out.push({ provider, request: upstream === model ? call.request : { ...call.request, model: upstream } });
+    out.push({ provider, channel, request: upstream === model ? call.request : { ...call.request, model: upstream } });
   }
   if (out.length === 0) throw notFound(`Model ${call.request.model} is not served here`);
   return out;
@@ -68,11 +71,14 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
   const held = holdFor(ctx, call);
   const money = held instanceof Promise ? await held : held;
   for (const route of candidates) {
+    const span = upstreamSpan(call, route.channel, route.request.model);
     try {
       const result = await route.provider.generate(route.request, signal);
       ctx.textMoney.settle(money, costOf(ctx, call, result.usage), result.usage, 'ok');
+      endUpstreamSpan(span, result.usage);
       return result;
     } catch (err) {
+      endUpstreamSpan(span, undefined, err);
       if (err instanceof TextUpstreamUnavailable) continue;
       if (signal.aborted) {
         // The caller left while the upstream worked on a prompt it had received: the prompt is paid
@@ -103,13 +109,17 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
   let reported: ReportedUsage | undefined;
   let started = false;
   let status: TextOutcome = 'failed';
+  let span: Span | undefined;
   try {
     for (const route of candidates) {
+      span = upstreamSpan(call, route.channel, route.request.model);
       const iterator = route.provider.stream(route.request, signal)[Symbol.asyncIterator]();
       let first: IteratorResult<TextChunk>;
       try {
         first = await iterator.next();
       } catch (err) {
+        endUpstreamSpan(span, undefined, err);
+        span = undefined;
         if (err instanceof TextUpstreamUnavailable) continue;
         throw err;
       }
@@ -138,5 +148,6 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
     const counted = usage ?? (started || signal.aborted ? usageOf(reported, call.request, produced) : NOTHING_USED);
     if (status === 'failed') ctx.textMoney.release(money);
     else ctx.textMoney.settle(money, costOf(ctx, call, counted), counted, status);
+    endUpstreamSpan(span, started ? counted : undefined, status === 'ok' ? undefined : new Error(status));
   }
 }
