@@ -1,6 +1,7 @@
 import type { ApiError } from '../../core/errors.ts';
 import type { CachedKey } from '../../core/key.ts';
 import type { TextRequest } from '../../core/text/provider.ts';
+import type { CallEntry } from '../calls/call-entry.ts';
 
 /** One text call as the text path carries it: who pays, through which endpoint, asking what. */
 export interface TextCall {
@@ -10,4 +11,6 @@ export interface TextCall {
   request: TextRequest;
   /** The error for "every upstream is down": 503 on the native endpoint, 502 on messages. */
   allDown: () => ApiError;
+  /** The call's line in the call log: the text path tells it the channel, usage, cost and ending. */
+  log?: CallEntry;
 }
