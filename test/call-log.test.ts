@@ -129,6 +129,22 @@ describe(`call log [${backendName}]`, () => {
     const call = await logged(String(res.headers['x-request-id']));
     const task = await t.ctx.db.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
     expect(call).toMatchObject({ surface: 'images', status: 'ok', task_id: taskId, model: task.model, usage: null, cost: { total: toBalance(task.hold_amount, t.ctx.config) } });
+
+    const video = await post('/v1/videos/generations', account.auth, { model: 'vidgen-2.0', prompt: 'a clip', duration: 4, resolution: '480p' });
+    expect(video.statusCode, video.body).toBe(200);
+    expect(await logged(String(video.headers['x-request-id']))).toMatchObject({ surface: 'videos', status: 'ok', model: 'vidgen-2.0', task_id: video.json().data[0].task_id });
+
+    const avatar = await post('/v1/seedance2/private-avatar', account.auth, { group: { name: 'cast' }, assets: [{ url: 'https://cdn.example.com/a.png', name: 'a' }] });
+    expect(avatar.statusCode, avatar.body).toBe(200);
+    const avatarCall = await logged(String(avatar.headers['x-request-id']));
+    const avatarTask = await t.ctx.db.selectFrom('tasks').selectAll().where('id', '=', avatar.json().data.id).executeTakeFirstOrThrow();
+    expect(avatarCall).toMatchObject({ surface: 'avatars', status: 'ok', task_id: avatarTask.id, cost: { total: toBalance(avatarTask.hold_amount, t.ctx.config) } });
+
+    // A submit its account cannot pay is refused, and logged so.
+    const empty = await seedAccount(t.ctx, 0);
+    const unpaid = await post('/v1/images/generations', empty.auth, { prompt: 'a lighthouse' });
+    expect(unpaid.statusCode).toBe(402);
+    expect(await logged(String(unpaid.headers['x-request-id']))).toMatchObject({ surface: 'images', status: 'refused', http_status: 402, task_id: null });
   });
 
   it('native and gemini surfaces are logged; a token count is not', async () => {
@@ -171,7 +187,9 @@ describe(`call log [${backendName}]`, () => {
       if (!page.next) break;
       page = (await t.app.inject({ method: 'GET', url: `/console/api/calls?limit=2&after=${page.next}`, headers: session })).json();
     }
-    expect(seen.map((c) => c.id)).toEqual([...ids].reverse());
+    // Newest first (calls in the same millisecond by id), each once across the pages.
+    expect(seen.map((c) => c.id).sort()).toEqual([...ids].sort());
+    expect(seen.map((c) => Date.parse(c.time))).toEqual(seen.map((c) => Date.parse(c.time)).sort((a, b) => b - a));
     expect(seen.every((c) => c.user_id === mine.user.id && !('channel' in c))).toBe(true);
     expect(JSON.stringify(seen)).not.toContain('simulator');
     expect((await t.app.inject({ method: 'GET', url: `/console/api/calls/${other.headers['x-request-id']}`, headers: session })).statusCode).toBe(404);

@@ -10,6 +10,8 @@ import { insertCalls, sweepCalls, type CallRow } from './calls.repo.ts';
 
 const WRITE_EVERY_MS = 200;
 const BATCH = 500;
+/** Rows waiting, queued or being written, past which new ones are dropped: a slow database must not fill memory. */
+const MAX_WAITING = 100_000;
 const SWEEP_EVERY_MS = 60_000;
 const SWEEP_BATCH = 1000;
 const DAY_MS = 86_400_000;
@@ -25,10 +27,16 @@ export class CallLog {
   private timer: NodeJS.Timeout | undefined;
   private sweeper: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
+  private inFlight = 0;
+  private dropped = 0;
 
   constructor(private readonly deps: CallLogDeps) {}
 
   push(row: CallRow): void {
+    if (this.rows.length + this.inFlight >= MAX_WAITING) {
+      if (this.dropped++ % 10_000 === 0) this.deps.logger.warn({ dropped: this.dropped }, 'call log rows dropped: the database takes them slower than calls come');
+      return;
+    }
     this.rows.push(row);
     if (this.rows.length >= BATCH) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), WRITE_EVERY_MS).unref();
@@ -40,7 +48,8 @@ export class CallLog {
     this.timer = undefined;
     const taken = this.rows;
     this.rows = [];
-    this.writing = this.writing.then(() => this.write(taken));
+    this.inFlight += taken.length;
+    this.writing = this.writing.then(() => this.write(taken)).finally(() => (this.inFlight -= taken.length));
     return this.writing;
   }
 
