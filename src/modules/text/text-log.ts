@@ -8,6 +8,8 @@ import type { TextCall } from './text-call.ts';
 // What the text path tells a call's log line: the channel that answered, how the call ended, and
 // the usage and cost its settlement charged (the same numbers, so the log agrees with the ledger).
 
+const ENDED_EARLY = { code: 'bad_gateway', message: 'The upstream ended the stream before its end' };
+
 export function noteText(call: TextCall, channel: Channel | undefined, outcome: 'ok' | 'failed' | 'aborted', usage?: TextUsage, cost?: UsageCost, err?: unknown): void {
   const log = call.log;
   if (!log) return;
@@ -18,5 +20,5 @@ export function noteText(call: TextCall, channel: Channel | undefined, outcome: 
   if (usage) facts.usage = Object.fromEntries(USAGE_CLASSES.map((c) => [c, usage[c]])) as unknown as UsageClasses;
   if (cost) facts.cost = cost;
   if (outcome === 'aborted') facts.error = GONE;
-  else if (err !== undefined && outcome === 'failed') facts.error = errorOf(err);
+  else if (outcome === 'failed') facts.error = err === undefined ? ENDED_EARLY : errorOf(err);
 }

@@ -173,11 +173,12 @@ async function* streamCall(ctx: AppContext, call: TextCall, signal: CallSignal):
     const counted = usage ?? (started || signal.aborted ? usageOf(reported, call.request, produced) : NOTHING_USED);
     if (status === 'failed') {
       ctx.textMoney.release(money);
-      if (started) noteText(call, answered, status, undefined, undefined, failure);
+      noteText(call, undefined, status, undefined, undefined, failure);
     } else {
       const cost = costOf(ctx, call, counted);
       ctx.textMoney.settle(money, cost, counted, status);
-      noteText(call, answered, status, counted, cost, failure);
+      // Billed as cut either way; the log says who cut it: the caller (aborted) or the upstream (failed).
+      noteText(call, answered, status === 'aborted' && !signal.aborted ? 'failed' : status, counted, cost, failure);
     }
   }
 }
