@@ -33,6 +33,8 @@ import { chatRoutes } from './modules/chat/chat.routes.ts';
 import { responsesRoutes } from './modules/responses/responses.routes.ts';
 import { modelsRoutes } from './modules/models/models.routes.ts';
 import { adminCodesRoutes, consoleRedeemRoutes, keyRedeemRoutes } from './modules/codes/codes.routes.ts';
+import { registerCallLog } from './modules/calls/calls.hooks.ts';
+import { adminCallsRoutes, consoleCallsRoutes } from './modules/calls/calls.routes.ts';
 import { documentModels } from './modules/models/models.openapi.ts';
 import { addRequestSpans } from './http/request-spans.ts';
 
@@ -169,6 +171,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   });
 
   registerPreflight(app);
+  registerCallLog(app, ctx.callLog);
 
   await app.register(swagger, {
     // Model enums and working examples, in the document only (models.openapi.ts says why).
@@ -204,6 +207,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(tasksRoutes(ctx));
   await app.register(filesRoutes(ctx));
   await app.register(adminTasksRoutes(ctx));
+  await app.register(adminCallsRoutes(ctx));
   await app.register(webhooksRoutes(ctx));
   await app.register(avatarsRoutes(ctx));
   await app.register(upstreamCallbacksRoutes(ctx, await fileSigningSecret(ctx.db, ctx.config.fileUrlSecret)));
@@ -215,6 +219,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(sessionRoutes(ctx));
   await app.register(consoleRoutes(ctx));
   await app.register(consoleRedeemRoutes(ctx));
+  await app.register(consoleCallsRoutes(ctx));
   await app.register((pages) => registerConsolePages(pages, ctx));
   routes.check();
   return app;

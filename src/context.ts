@@ -12,6 +12,7 @@ import { Metrics } from './lib/metrics.ts';
 import { SubmitBatcher } from './modules/tasks/submit-batcher.ts';
 import { QuotaSnapshots } from './modules/balance/quota-snapshots.ts';
 import { createTextMoney, type TextMoney } from './modules/text-money/index.ts';
+import { CallLog } from './modules/calls/call-log.ts';
 import { FileSigner, fileSigningSecret } from './blobs/signed-urls.ts';
 import { RenderCache } from './blobs/render-cache.ts';
 import { renderSpec } from './providers/simulator/render.ts';
@@ -51,6 +52,8 @@ export interface AppContext {
   quotas: QuotaSnapshots;
   /** The money of text calls: their holds and settlements, and what open holds have not spent. */
   textMoney: TextMoney;
+  /** The call log: rows queued in memory, written in batches (modules/calls/). */
+  callLog: CallLog;
   /** Group commit for task submits (see modules/tasks/submit-batcher.ts). */
   submits: SubmitBatcher;
   channels: ChannelRouter;
@@ -127,6 +130,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     groups,
     quotas,
     textMoney: createTextMoney({ db, dialect, logger, config, committed: (keyIds) => quotas.changed(keyIds) }),
+    callLog: new CallLog({ db, logger, days: config.callLogDays }),
     submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (tasks) =>
       quotas.changed(tasks.map((t) => t.key_id)),
     ),
@@ -148,6 +152,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
       redis?.disconnect();
       await ctx.webhookDispatcher.close();
       await ctx.textMoney.stop();
+      await ctx.callLog.stop();
       await closeDb();
       await store.close?.();
     },

@@ -75,6 +75,7 @@ async function prepare(config: Readonly<Config>): Promise<AppContext> {
 function startBackground(ctx: AppContext) {
   const workers = startWorkers(ctx);
   ctx.textMoney.start();
+  ctx.callLog.start();
   return workers;
 }
 

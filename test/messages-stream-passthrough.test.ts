@@ -56,6 +56,15 @@ async function usageRow(userId: string) {
   return rows[0]!;
 }
 
+/** The account's one call log row (modules/calls/), once written. */
+async function callRow(userId: string) {
+  const read = async () => (await t.app.inject({ method: 'GET', url: `/admin/calls?user_id=${userId}`, headers: adminHeaders })).json().data as any[];
+  for (let i = 0; i < 100 && (await read()).length === 0; i++) await new Promise((r) => setTimeout(r, 30));
+  const rows = await read();
+  expect(rows).toHaveLength(1);
+  return rows[0]!;
+}
+
 /** The data of each event of an SSE text, with its name. */
 const eventsOf = (text: string) =>
   text
@@ -120,6 +129,10 @@ describe(`a messages stream from a messages upstream [${backendName}]`, () => {
     expect(row).toMatchObject({ status: 'aborted', input_tokens: 21 });
     expect(row.output_tokens).toBeGreaterThan(0);
     expect(row.output_tokens).toBeLessThan(10);
+    // Charged as cut, logged as the upstream's failure (the caller did not leave).
+    const call = await callRow(account.user.id);
+    expect(call).toMatchObject({ status: 'failed', http_status: 200, usage: { input: 21, output: row.output_tokens } });
+    expect(call.first_token_ms).toBeTypeOf('number');
   });
 
   it('a caller that leaves stops the upstream call and is charged for what was produced', async () => {

@@ -302,6 +302,29 @@ export interface RedemptionsTable {
   created_at: number;
 }
 
+/** One call in the call log (modules/calls/): times in ms; usage and cost JSON per token class, ledger units. */
+export interface CallsTable {
+  id: string;
+  time: number;
+  user_id: string;
+  key_id: string;
+  model: string | null;
+  surface: string;
+  channel_id: string | null;
+  channel_name: string | null;
+  channel_type: string | null;
+  /** ok | failed | refused | aborted */
+  status: string;
+  http_status: number;
+  /** JSON {code, message}, or null. */
+  error: string | null;
+  latency_ms: number;
+  first_token_ms: number | null;
+  usage: string | null;
+  cost: string | null;
+  task_id: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -322,6 +345,7 @@ export interface Database {
   redeem_codes: RedeemCodesTable;
   redemptions: RedemptionsTable;
   groups: GroupsTable;
+  calls: CallsTable;
 }
 
 export type User = Selectable<UsersTable>;

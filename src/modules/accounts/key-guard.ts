@@ -74,8 +74,9 @@ export function keyGuard(ctx: GuardContext, options: KeyGuardOptions = {}): preV
     const digest = keyDigest(token);
     const key = ctx.keyCache.cached(digest.hex) ?? (await ctx.keyCache.lookup(digest.hex));
     assertUsable(key, digest.bytes, options);
-    if (key.policy) assertPolicy(key, request, options);
+    // Known before its policy is checked: a refusal is logged under the key's account (modules/calls/).
     request.apiKey = key;
+    if (key.policy) assertPolicy(key, request, options);
     const budget = budgetOf(ctx, key, options.read === true);
     // Counted in memory (one process without Redis) the limit needs no wait.
     const decision = ctx.rateLimiter.hitNow?.(budget.counter, budget.limit);

@@ -37,6 +37,7 @@ export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/seedance2/private-avatar',
       {
+        config: { callSurface: 'avatars' },
         preValidation: keyGuard(ctx, { model: fixedModel(AVATAR_REVIEW_MODEL) }),
         schema: {
           tags: ['avatars'],
@@ -46,7 +47,7 @@ export function avatarsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: AvatarReceipt, 402: ErrorResponses[400], 503: ErrorResponses[400], ...ErrorResponses },
         },
       },
-      (request) => submitAvatar(ctx, request.apiKey!, request.body),
+      (request) => submitAvatar(ctx, request.apiKey!, request.body, request.callEntry),
     );
 
     app.get(

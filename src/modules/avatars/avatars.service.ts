@@ -1,3 +1,4 @@
+import { noteSubmit, type CallEntry } from '../calls/call-entry.ts';
 import type { AppContext } from '../../context.ts';
 import type { Asset, TaskResultAsset } from './avatars.types.ts';
 import { badRequest, serviceUnavailable } from '../../core/errors.ts';
@@ -17,7 +18,7 @@ export const assetUrl = (id: string) => `asset://${id}`;
  * An avatar submit: a group (made now, or the caller's existing one), the assets as Pending, and the
  * review task with its hold, all in one transaction; the review itself runs as a task.
  */
-export async function submitAvatar(ctx: AppContext, key: CachedKey, body: AvatarRequest): Promise<AvatarReceipt> {
+export async function submitAvatar(ctx: AppContext, key: CachedKey, body: AvatarRequest, log?: CallEntry): Promise<AvatarReceipt> {
   const submission = normalizeAvatarRequest(body);
   if (submission.groupId) {
     const group = await getGroup(ctx.db, submission.groupId);
@@ -55,6 +56,7 @@ export async function submitAvatar(ctx: AppContext, key: CachedKey, body: Avatar
     throw asPaymentError(err);
   }
   ctx.quotas.changed([key.id]);
+  if (log) noteSubmit(log, task.id, task.hold_amount);
   recordRefusal(ctx, task.id, webhook);
   ctx.wakeWorkers();
   return { code: 200, data: { id: task.id, object: 'vidgen.avatar.asset.task', status: 'processing', progress: 10, model: AVATAR_REVIEW_MODEL, group_id: groupId } };

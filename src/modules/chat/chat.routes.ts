@@ -15,6 +15,7 @@ export function chatRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/chat/completions',
       {
+        config: { callSurface: 'chat' },
         preValidation: keyGuard(ctx, { model: bodyModel() }),
         schema: {
           tags: ['text'],

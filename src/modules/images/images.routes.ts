@@ -14,6 +14,7 @@ export function imagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/images/generations',
       {
+        config: { callSurface: 'images' },
         preValidation: keyGuard(ctx, { model: bodyModel(DEFAULT_IMAGE_MODEL) }),
         schema: {
           tags: ['images'],
@@ -23,7 +24,7 @@ export function imagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: SubmitReceipt, 402: ErrorResponses[400], 503: ErrorResponses[400], ...ErrorResponses },
         },
       },
-      (request) => submitImages(ctx, request.apiKey!, request.body),
+      (request) => submitImages(ctx, request.apiKey!, request.body, request.callEntry),
     );
   };
 }

@@ -37,6 +37,7 @@ export function messagesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/messages',
       {
+        config: { callSurface: 'messages' },
         preValidation: keyGuard(ctx, { model: bodyModel() }),
         schema: {
           tags: ['text'],

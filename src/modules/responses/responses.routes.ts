@@ -20,6 +20,7 @@ export function responsesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/responses',
       {
+        config: { callSurface: 'responses' },
         preValidation: keyGuard(ctx, { model: bodyModel() }),
         schema: {
           tags: ['text'],

@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context.ts';
+import { noteSubmit, type CallEntry } from '../calls/call-entry.ts';
 import type { TaskKind } from '../../db/types.ts';
 import { serviceUnavailable } from '../../core/errors.ts';
 import type { CachedKey } from '../../core/key.ts';
@@ -14,8 +15,9 @@ export interface Generation {
 }
 
 /** The common end of every generation submit: route, hold, write, wake the workers, answer the receipt. */
-export async function submitGeneration(ctx: AppContext, key: CachedKey, generation: Generation): Promise<SubmitReceipt> {
+export async function submitGeneration(ctx: AppContext, key: CachedKey, generation: Generation, log?: CallEntry): Promise<SubmitReceipt> {
   const { model } = generation.params;
+  if (log) log.facts.model = model;
   if (!(await ctx.channels.pick(model))) throw serviceUnavailable(`No upstream serves ${model} right now`);
   const webhook = await acceptWebhook(ctx, generation.webhook);
   const task = await submitTask(ctx.submits, {
@@ -27,6 +29,7 @@ export async function submitGeneration(ctx: AppContext, key: CachedKey, generati
     webhook: webhook.target,
     deadlineMs: ctx.config.deadlineMs[generation.kind],
   });
+  if (log) noteSubmit(log, task.id, generation.holdUnits);
   recordRefusal(ctx, task.id, webhook);
   ctx.wakeWorkers();
   return { code: 200, data: [{ status: 'submitted', task_id: task.id }] };

@@ -32,8 +32,8 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     const security: Record<string, string[]>[] = [{ bearer: [] }, { googApiKey: [] }];
     declareSurface(app, { envelope: 'native', keySources: ['bearer', 'x-goog-api-key', 'query'] });
     for (const [url, shape, summary, ok, config] of [
-      ['/v1beta/models/*', wrapped, 'Native text: /v1beta/models/{model}:generateContent | :streamGenerateContent (?alt=sse) | :countTokens', Type.Object({ code: Type.Literal(200), data: Type.Unknown() }, { description: 'data: candidates, promptFeedback and usageMetadata' }), {}],
-      ['/gemini/v1beta/models/*', bare, 'The Gemini API surface (unwrapped answers): the official Gemini SDK with baseUrl <gateway>/gemini', Type.Unknown({ description: 'The Gemini API answer, not wrapped' }), GEMINI_SURFACE],
+      ['/v1beta/models/*', wrapped, 'Native text: /v1beta/models/{model}:generateContent | :streamGenerateContent (?alt=sse) | :countTokens', Type.Object({ code: Type.Literal(200), data: Type.Unknown() }, { description: 'data: candidates, promptFeedback and usageMetadata' }), { callSurface: 'native' }],
+      ['/gemini/v1beta/models/*', bare, 'The Gemini API surface (unwrapped answers): the official Gemini SDK with baseUrl <gateway>/gemini', Type.Unknown({ description: 'The Gemini API answer, not wrapped' }), { ...GEMINI_SURFACE, callSurface: 'gemini' }],
     ] as const) {
       app.post(
         url,
@@ -61,8 +61,10 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             return shape([result.wireBody]);
           }
           const text = fromNative(model, request.body as NativeRequest);
+          // Counting tokens calls no model and costs nothing: not a call to log.
+          if (method === 'countTokens') request.callEntry?.skip();
           if (method === 'countTokens') return shape({ totalTokens: await countPromptTokens(ctx, text, request.apiKey!, clientGone(reply)) });
-          const call: TextCall = { key: request.apiKey!, endpoint: 'native', requestId: request.id, request: text, allDown: everyUpstreamUnavailable, span: request.span };
+          const call: TextCall = { key: request.apiKey!, endpoint: 'native', requestId: request.id, request: text, allDown: everyUpstreamUnavailable, log: request.callEntry, span: request.span };
           if (method === 'generateContent') {
             const result = await generateText(ctx, call, clientGone(reply));
             return shape(nativeResponse(text, result.text, result));

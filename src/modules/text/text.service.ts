@@ -14,11 +14,12 @@ import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
 import { endUpstreamSpan, upstreamSpan } from './text-spans.ts';
 import type { Span } from '../../lib/tracing.ts';
+import { noteText } from './text-log.ts';
 
 interface Route {
+  channel: Channel;
   provider: TextProvider;
   request: TextRequest;
-  channel: Channel;
 }
 
 /** The channels that serve the model, best first; a model no channel serves is a 404. */
@@ -35,7 +36,7 @@ function routesOver(ctx: AppContext, call: TextCall, channels: readonly Channel[
     if (!found) continue;
     const provider = call.request.wire && !found.speaksWire ? throughTextView(found) : found;
     const upstream = upstreamModel(channel, model);
-    out.push({ provider, channel, request: upstream === model ? call.request : { ...call.request, model: upstream } });
+    out.push({ channel, provider, request: upstream === model ? call.request : { ...call.request, model: upstream } });
   }
   if (out.length === 0) throw notFound(`Model ${call.request.model} is not served here`);
   return out;
@@ -61,6 +62,16 @@ export async function countPromptTokens(ctx: AppContext, request: TextRequest, k
 
 /** One call, failing over to the next channel when an upstream is unavailable. */
 export async function generateText(ctx: AppContext, call: TextCall, signal: CallSignal): Promise<TextResult> {
+  if (!call.log) return generate(ctx, call, signal);
+  call.log.begin();
+  try {
+    return await generate(ctx, call, signal);
+  } finally {
+    call.log.end();
+  }
+}
+
+async function generate(ctx: AppContext, call: TextCall, signal: CallSignal): Promise<TextResult> {
   // All three are nearly always ready at once (cached channels, a prompt counted on the loop, a hold
   // from an in-process float): an await on a value that is not a promise still costs a turn of the
   // microtask queue, so a value is awaited only when it is a promise.
@@ -74,7 +85,9 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
     const span = upstreamSpan(call, route.channel, route.request.model);
     try {
       const result = await route.provider.generate(route.request, signal);
-      ctx.textMoney.settle(money, costOf(ctx, call, result.usage), result.usage, 'ok');
+      const cost = costOf(ctx, call, result.usage);
+      ctx.textMoney.settle(money, cost, result.usage, 'ok');
+      noteText(call, route.channel, 'ok', result.usage, cost);
       endUpstreamSpan(span, result.usage);
       return result;
     } catch (err) {
@@ -84,8 +97,13 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
         // The caller left while the upstream worked on a prompt it had received: the prompt is paid
         // (our count: the upstream's own never came), and the upstream call was stopped.
         const counted = usageOf(undefined, call.request, '');
-        ctx.textMoney.settle(money, costOf(ctx, call, counted), counted, 'aborted');
-      } else ctx.textMoney.release(money);
+        const cost = costOf(ctx, call, counted);
+        ctx.textMoney.settle(money, cost, counted, 'aborted');
+        noteText(call, route.channel, 'aborted', counted, cost, err);
+      } else {
+        ctx.textMoney.release(money);
+        noteText(call, route.channel, 'failed', undefined, undefined, err);
+      }
       throw err;
     }
   }
@@ -98,6 +116,15 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
  * the upstream (through `signal`) and is charged for what was produced.
  */
 export async function* streamText(ctx: AppContext, call: TextCall, signal: CallSignal): AsyncGenerator<TextChunk> {
+  call.log?.begin();
+  try {
+    yield* streamCall(ctx, call, signal);
+  } finally {
+    call.log?.end();
+  }
+}
+
+async function* streamCall(ctx: AppContext, call: TextCall, signal: CallSignal): AsyncGenerator<TextChunk> {
   const candidates = await routes(ctx, call);
   await sizePrompt(ctx, call.request, call.key);
   const money = await holdFor(ctx, call);
@@ -110,6 +137,8 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
   let started = false;
   let status: TextOutcome = 'failed';
   let span: Span | undefined;
+  let answered: Channel | undefined;
+  let failure: unknown;
   try {
     for (const route of candidates) {
       span = upstreamSpan(call, route.channel, route.request.model);
@@ -125,6 +154,8 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
       }
       // The upstream answered: it has the prompt, and from here a cut still pays for it.
       started = true;
+      answered = route.channel;
+      call.log?.firstToken();
       for (let step = first; !step.done; step = await iterator.next()) {
         const chunk = step.value;
         if (chunk.type === 'delta') produced += chunk.text;
@@ -139,6 +170,9 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
       return;
     }
     throw call.allDown();
+  } catch (err) {
+    failure = err;
+    throw err;
   } finally {
     if (signal.aborted && status !== 'ok') status = 'aborted';
     if ((started || signal.aborted) && status === 'failed') status = 'aborted';
@@ -146,8 +180,15 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
     // Without the upstream's final usage: what it reported so far, else our count of the prompt it
     // received and of what it produced. A call no upstream answered pays nothing.
     const counted = usage ?? (started || signal.aborted ? usageOf(reported, call.request, produced) : NOTHING_USED);
-    if (status === 'failed') ctx.textMoney.release(money);
-    else ctx.textMoney.settle(money, costOf(ctx, call, counted), counted, status);
+    if (status === 'failed') {
+      ctx.textMoney.release(money);
+      noteText(call, undefined, status, undefined, undefined, failure);
+    } else {
+      const cost = costOf(ctx, call, counted);
+      ctx.textMoney.settle(money, cost, counted, status);
+      // Billed as cut either way; the log says who cut it: the caller (aborted) or the upstream (failed).
+      noteText(call, answered, status === 'aborted' && !signal.aborted ? 'failed' : status, counted, cost, failure);
+    }
     endUpstreamSpan(span, started ? counted : undefined, status === 'ok' ? undefined : new Error(status));
   }
 }

@@ -40,7 +40,7 @@ export async function wireTextCall(request: FastifyRequest, surface: WireSurface
     if (value !== undefined) headers[name] = String(value);
   }
   const view = wireView({ format: surface.format, body: surface.body, request: neutral, model: surface.model ?? neutral.model, headers, ...(rewritten ? { rewritten } : {}) });
-  return { key: request.apiKey!, endpoint: surface.endpoint, requestId: request.id, request: view, allDown: surface.allDown, span: request.span };
+  return { key: request.apiKey!, endpoint: surface.endpoint, requestId: request.id, request: view, allDown: surface.allDown, log: request.callEntry, span: request.span };
 }
 
 /** Answers the call: the whole answer as JSON, or the format's event stream. */

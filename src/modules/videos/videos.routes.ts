@@ -13,6 +13,7 @@ export function videosRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/v1/videos/generations',
       {
+        config: { callSurface: 'videos' },
         preValidation: keyGuard(ctx, { model: bodyModel() }),
         schema: {
           tags: ['videos'],
@@ -22,7 +23,7 @@ export function videosRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: SubmitReceipt, 402: ErrorResponses[400], 503: ErrorResponses[400], ...ErrorResponses },
         },
       },
-      (request) => submitVideo(ctx, request.apiKey!, request.body),
+      (request) => submitVideo(ctx, request.apiKey!, request.body, request.callEntry),
     );
   };
 }

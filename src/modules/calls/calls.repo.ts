@@ -1,0 +1,59 @@
+import type { Kysely } from 'kysely';
+import type { CallsTable, Database } from '../../db/types.ts';
+
+// The call log's SQL: the batched insert, the pages read newest first, the sweeper's deletes.
+
+export type CallRow = CallsTable;
+export type CallRead = CallRow & { key_name: string | null };
+
+/** One multi-row INSERT; a request id sent twice by a caller keeps its first row. */
+export async function insertCalls(db: Kysely<Database>, rows: CallRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insertInto('calls').values(rows).onConflict((oc) => oc.column('id').doNothing()).execute();
+}
+
+export interface CallFilter {
+  user_id?: string;
+  key_id?: string;
+  model?: string;
+  channel_id?: string;
+  status?: string;
+  from?: number;
+  to?: number;
+  /** The last row of the previous page: rows strictly older (time, then id). */
+  after?: { time: number; id: string };
+  limit: number;
+}
+
+const reads = (db: Kysely<Database>) =>
+  db.selectFrom('calls').leftJoin('api_keys', 'api_keys.id', 'calls.key_id').selectAll('calls').select('api_keys.name as key_name');
+
+export async function listCalls(db: Kysely<Database>, f: CallFilter): Promise<CallRead[]> {
+  let q = reads(db);
+  if (f.user_id !== undefined) q = q.where('calls.user_id', '=', f.user_id);
+  if (f.key_id !== undefined) q = q.where('calls.key_id', '=', f.key_id);
+  if (f.model !== undefined) q = q.where('calls.model', '=', f.model);
+  if (f.channel_id !== undefined) q = q.where('calls.channel_id', '=', f.channel_id);
+  if (f.status !== undefined) q = q.where('calls.status', '=', f.status);
+  if (f.from !== undefined) q = q.where('calls.time', '>=', f.from);
+  if (f.to !== undefined) q = q.where('calls.time', '<', f.to);
+  const after = f.after;
+  if (after) q = q.where((eb) => eb.or([eb('calls.time', '<', after.time), eb.and([eb('calls.time', '=', after.time), eb('calls.id', '<', after.id)])]));
+  return (await q.orderBy('calls.time', 'desc').orderBy('calls.id', 'desc').limit(f.limit).execute()) as CallRead[];
+}
+
+export async function getCall(db: Kysely<Database>, id: string): Promise<CallRead | undefined> {
+  return (await reads(db).where('calls.id', '=', id).executeTakeFirst()) as CallRead | undefined;
+}
+
+/**
+ * Deletes up to `batch` rows older than `before`; the count deleted. Several processes may run it at
+ * once: each row is deleted by one of them, the others find it gone.
+ */
+export async function sweepCalls(db: Kysely<Database>, before: number, batch: number): Promise<number> {
+  const result = await db
+    .deleteFrom('calls')
+    .where('id', 'in', db.selectFrom('calls').select('id').where('time', '<', before).orderBy('time').limit(batch))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
