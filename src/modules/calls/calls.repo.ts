@@ -1,4 +1,7 @@
 import type { Kysely } from 'kysely';
+import { atOnceFor } from '../../db/db.ts';
+import type { AtOnce } from '../../db/at-once.ts';
+import { WholeBatchRefused } from '../../db/errors.ts';
 import type { CallsTable, Database } from '../../db/types.ts';
 
 // The call log's SQL: the batched insert, the pages read newest first, the sweeper's deletes.
@@ -6,10 +9,46 @@ import type { CallsTable, Database } from '../../db/types.ts';
 export type CallRow = CallsTable;
 export type CallRead = CallRow & { key_name: string | null };
 
-/** One multi-row INSERT; a request id sent twice by a caller keeps its first row. */
+const COLUMNS = [
+  'id', 'time', 'user_id', 'key_id', 'model', 'surface', 'channel_id', 'channel_name', 'channel_type', 'status',
+  'http_status', 'error', 'latency_ms', 'first_token_ms', 'usage', 'cost', 'task_id',
+] as const satisfies readonly (keyof CallRow)[];
+const rowsSql = (rows: number) =>
+  `insert into calls (${COLUMNS.join(', ')}) values ${Array.from({ length: rows }, () => `(${COLUMNS.map(() => '?').join(', ')})`).join(', ')} on conflict (id) do nothing`;
+// SQLite: statements of a few fixed sizes, each prepared once (a new size would be a new statement
+// to prepare on every batch, which cost more than the rows themselves).
+const CHUNKS = [64, 16, 4, 1].map((rows) => ({ rows, sql: rowsSql(rows) }));
+
+/** Multi-row INSERTs; a request id sent twice by a caller keeps its first row. */
 export async function insertCalls(db: Kysely<Database>, rows: CallRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await db.insertInto('calls').values(rows).onConflict((oc) => oc.column('id').doNothing()).execute();
+  const atOnce = atOnceFor(db);
+  const slow = () => db.insertInto('calls').values(rows).onConflict((oc) => oc.column('id').doNothing()).execute();
+  if (!atOnce) {
+    await slow();
+    return;
+  }
+  try {
+    writeAtOnce(atOnce, rows);
+  } catch (err) {
+    // A transaction was open on the write connection at that moment: the ordinary way waits for it.
+    if (!(err instanceof WholeBatchRefused)) throw err;
+    await slow();
+  }
+}
+
+function writeAtOnce(atOnce: AtOnce, rows: CallRow[]): void {
+  atOnce((statement) => {
+    let at = 0;
+    for (const { rows: size, sql } of CHUNKS) {
+      while (rows.length - at >= size) {
+        const args: unknown[] = [];
+        for (let i = at; i < at + size; i++) for (const column of COLUMNS) args.push(rows[i]![column]);
+        statement(sql).run(args);
+        at += size;
+      }
+    }
+  });
 }
 
 export interface CallFilter {
