@@ -5,6 +5,7 @@ import type { Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
+import { insertCalls, type CallRow } from '../src/modules/calls/calls.repo.ts';
 import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { axeProblems } from './support/axe.ts';
 import { haveChromium, launchChromium, signInAsHolder, signInAsOperator } from './support/browser.ts';
@@ -157,6 +158,42 @@ describe.skipIf(!haveChromium)(`the Calls pages in Chromium [${backendName}]`, (
     await expect.poll(() => rows(page).count()).toBe(1);
     await row(page, ids.other).getByRole('button').click();
     await page.getByTestId('call-detail').getByText(/\(simulator, /).waitFor();
+    await context.close();
+  });
+
+  it('the operator pages through an account of 60 calls with More, and a time range narrows it', async () => {
+    const busy = await seedAccount(t.ctx, 1);
+    // A minute apart, each at half past: datetime-local has minute precision.
+    const twoDaysAgo = Math.floor((Date.now() - 2 * 86_400_000) / 60_000) * 60_000 + 30_000;
+    const old = (i: number): CallRow => ({
+      id: `busy-${busy.user.id}-${i}`, time: twoDaysAgo - i * 60_000, user_id: busy.user.id, key_id: busy.keyId, model: 'chatgen-4-haiku', surface: 'messages',
+      channel_id: null, channel_name: null, channel_type: null, status: 'ok', http_status: 200, error: null, latency_ms: 1, first_token_ms: null, usage: null, cost: null, task_id: null,
+    });
+    await insertCalls(t.ctx.db, Array.from({ length: 60 }, (_, i) => old(i)));
+    expect((await call('/v1/messages', busy.key, messages)).status).toBe(200);
+    // datetime-local takes the reader's own clock, which the browser shares with this process.
+    const local = (ms: number) => new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+
+    const { context, page } = await newPage();
+    await signInAsOperator(page, ADMIN_TOKEN);
+    await page.goto('/console/#/calls');
+    await filterBy(page, (form) => form.getByLabel(/^Account/).selectOption({ label: busy.user.name }));
+    await expect.poll(() => rows(page).count()).toBe(50);
+    await page.getByRole('button', { name: 'More' }).click();
+    await expect.poll(() => rows(page).count()).toBe(61);
+    await row(page, `busy-${busy.user.id}-59`).waitFor();
+    expect(await page.getByRole('button', { name: 'More' }).count()).toBe(0);
+
+    await filterBy(page, (form) => form.getByLabel('From', { exact: true }).fill(local(Date.now() - 86_400_000)));
+    await expect.poll(() => rows(page).count()).toBe(1);
+    await filterBy(page, async (form) => {
+      await form.getByLabel('From', { exact: true }).fill('');
+      await form.getByLabel('To', { exact: true }).fill(local(twoDaysAgo - 10 * 60_000));
+    });
+    // Before a time 10½ minutes older than the newest old call: those 11 minutes older and more.
+    await expect.poll(() => rows(page).count()).toBe(49);
+    await row(page, `busy-${busy.user.id}-11`).waitFor();
+    expect(await row(page, `busy-${busy.user.id}-10`).count()).toBe(0);
     await context.close();
   });
 
