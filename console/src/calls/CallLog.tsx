@@ -56,7 +56,8 @@ export function CallLog({ operator }: { operator: boolean }) {
           </button>
         }
       >
-        <CallFilters operator={operator} onApply={setFilters} />
+        {/* A fresh object, so Filter asks again even when nothing changed. */}
+        <CallFilters operator={operator} onApply={(f) => setFilters({ ...f })} />
         <ErrorNote message={error} />
         {rows?.length === 0 && <p className="muted">No calls match.</p>}
         {rows && rows.length > 0 && <CallTable rows={rows} operator={operator} open={open} onOpen={setOpen} />}
