@@ -4,21 +4,25 @@ import { useHashRoute } from './hooks.ts';
 import { SignIn } from './pages/SignIn.tsx';
 import { Overview } from './pages/Overview.tsx';
 import { Tasks } from './pages/Tasks.tsx';
+import { Calls } from './pages/Calls.tsx';
 import { Settings } from './pages/Settings.tsx';
 import { Accounts } from './operator/Accounts.tsx';
 import { Channels } from './operator/Channels.tsx';
 import { Totals } from './operator/Totals.tsx';
+import { Calls as OperatorCalls } from './operator/Calls.tsx';
 import { PricesPage } from './operator/Prices.tsx';
 import { Codes } from './operator/Codes.tsx';
 import { Groups } from './operator/Groups.tsx';
 
 const ACCOUNT_PAGES = [
   { path: '/', label: 'Overview', view: Overview },
+  { path: '/calls', label: 'Calls', view: Calls },
   { path: '/tasks', label: 'Tasks', view: Tasks },
   { path: '/settings', label: 'Callbacks', view: Settings },
 ];
 const OPERATOR_PAGES = [
   { path: '/', label: 'Totals', view: Totals },
+  { path: '/calls', label: 'Calls', view: OperatorCalls },
   { path: '/accounts', label: 'Accounts', view: Accounts },
   { path: '/channels', label: 'Channels', view: Channels },
   { path: '/prices', label: 'Prices', view: PricesPage },

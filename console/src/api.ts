@@ -3,6 +3,7 @@
 
 import type { Static } from 'typebox';
 import type * as AdminSchemas from '../../src/modules/admin/admin.schemas.ts';
+import type * as CallSchemas from '../../src/modules/calls/calls.schemas.ts';
 import type * as ChannelSchemas from '../../src/modules/channels/channels.schemas.ts';
 import type * as CodeSchemas from '../../src/modules/codes/codes.schemas.ts';
 import type * as ConsoleSchemas from '../../src/modules/console/console.schemas.ts';
@@ -48,6 +49,8 @@ export type Redeemed = Static<typeof CodeSchemas.Redeemed>;
 export type RedeemCode = Static<typeof CodeSchemas.Code>;
 export type CreatedCodes = Static<typeof CodeSchemas.CreatedCodes>;
 export type AdminGroup = Static<typeof AdminSchemas.Group>;
+/** A call log row; the holder's view has no channel. */
+export type Call = Static<typeof CallSchemas.AccountCall> & Partial<Pick<Static<typeof CallSchemas.AdminCall>, 'channel'>>;
 
 export type BillingUnit = Session['billing_unit'];
 
