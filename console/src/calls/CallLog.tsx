@@ -10,6 +10,8 @@ import { CallTable } from './CallTable.tsx';
 
 const PAGE = 50;
 
+type CallPage = { data: Call[]; next: string | null };
+
 export function CallLog({ operator }: { operator: boolean }) {
   const base = operator ? '/admin/calls' : '/console/api/calls';
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
@@ -29,7 +31,8 @@ export function CallLog({ operator }: { operator: boolean }) {
       if (after) query.set('after', after);
       setBusy(true);
       try {
-        const page = await api<{ data: Call[]; next: string | null }>('GET', `${base}?${query}`);
+        // Each role's route written out, so the console's route check finds both in the API document.
+        const page = operator ? await api<CallPage>('GET', `/admin/calls?${query}`) : await api<CallPage>('GET', `/console/api/calls?${query}`);
         if (mine !== generation.current) return;
         setRows((old) => (after ? [...(old ?? []), ...page.data] : page.data));
         setNext(page.next);
