@@ -143,6 +143,13 @@ describe(`every token class, never capped [${backendName}]`, () => {
           if (surface === 'messages') expect(shown).toMatchObject({ input_tokens: expected.input, cache_read_input_tokens: expected.cache_read, cache_creation_input_tokens: expected.cache_write, output_tokens: expected.output });
           if (surface === 'chat') expect(shown).toMatchObject({ prompt_tokens: promptTokens(expected), prompt_tokens_details: { cached_tokens: expected.cache_read }, completion_tokens: expected.output });
           if (surface === 'responses') expect(shown).toMatchObject({ input_tokens: promptTokens(expected), input_tokens_details: { cached_tokens: expected.cache_read }, output_tokens: expected.output });
+          if (surface === 'responses' && stream) {
+            // The streamed answer is stored (store is the API's default) from the stream's own last event.
+            const completed = res.body.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))).find((d) => d.type === 'response.completed').response;
+            const stored = await t.app.inject({ method: 'GET', url: `/v1/responses/${completed.id}`, headers: { authorization: `Bearer ${account.key}` } });
+            expect(stored.statusCode, stored.body).toBe(200);
+            expect(stored.json()).toMatchObject({ id: completed.id, usage: completed.usage });
+          }
           if (surface === 'native' || surface === 'gemini') {
             // A gemini upstream's own usageMetadata (same format) keeps its tool-use prompt apart; both are input.
             expect(Number(shown.promptTokenCount) + Number(shown.toolUsePromptTokenCount ?? 0)).toBe(promptTokens(expected));

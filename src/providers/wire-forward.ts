@@ -47,6 +47,43 @@ const parse = (data: string): unknown => {
   }
 };
 
+const FINAL = new Set(['response.completed', 'response.incomplete']);
+const isFinalResponse = (data: unknown) =>
+  FINAL.has((data as { type?: unknown })?.type as string) && typeof (data as { response?: unknown }).response === 'object' && (data as { response?: unknown }).response !== null;
+
+// A Responses stream names each event on its `event:` line: the events to read are found there, in
+// one walk over the block's event boundaries, instead of by searching the whole block for each mark
+// (its done events repeat the whole text, so a search costs as much as the text, once per mark).
+const RESPONSES_READ = ['response.completed', 'response.incomplete', 'response.failed', 'error'].map((name) => Buffer.from(`event: ${name}\n`));
+const EVENT_LINE = Buffer.from('event: ');
+const CR = 0x0d;
+
+const [E, R] = [0x65, 0x72];
+/** The first letters after `event: response.` of the names read (completed, incomplete, failed). */
+const AFTER_RESPONSE = new Set([0x63, 0x69, 0x66]);
+
+/** Whether a Responses block holds an event to read; an event without its name line (or CRLF lines) is read to be sure. */
+function namedToRead(block: Buffer): boolean {
+  if (block.includes(CR)) return true;
+  for (let start = 0; start < block.length; ) {
+    if (!startsAt(block, start, EVENT_LINE)) return true;
+    // Byte checks first: most events (deltas, done events) are told apart without a comparison.
+    const first = block[start + EVENT_LINE.length];
+    const candidate = first === E || (first === R && AFTER_RESPONSE.has(block[start + EVENT_LINE.length + 9]!));
+    if (candidate && RESPONSES_READ.some((line) => startsAt(block, start, line))) return true;
+    const next = block.indexOf(LF, start);
+    if (next < 0) return false;
+    start = next + LF.length;
+  }
+  return false;
+}
+
+function startsAt(block: Buffer, at: number, prefix: Buffer): boolean {
+  if (at + prefix.length > block.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (block[at + i] !== prefix[i]) return false;
+  return true;
+}
+
 /** A chat chunk that carries only the usage (choices empty). */
 const usageOnly = (data: unknown) => Array.isArray((data as { choices?: unknown[] })?.choices) && (data as { choices: unknown[] }).choices.length === 0;
 
@@ -59,13 +96,15 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, body
   let finish: Extract<TextStreamEvent, { type: 'finish' }> | undefined;
   const forwarded: Buffer[] = [];
   let pending: Buffer | undefined;
+  // A Responses stream tells the route its whole answer (TextChunk `answer`): null until it is seen.
+  let answer: unknown = format === 'responses' ? null : undefined;
   const pass = (bytes: Buffer): TextChunk => {
     forwarded.push(bytes);
-    return { type: 'events', parts: [bytes], text: () => textOf(counter, bytes.toString('utf8')) };
+    return { type: 'events', parts: [bytes], text: () => textOf(counter, bytes.toString('utf8')), answer };
   };
   // Most blocks hold none of the marked events: they go on as the bytes that came, unread.
   const read = function* (block: Buffer): Generator<TextChunk> {
-    if (!marks.some((mark) => block.includes(mark))) return yield pass(block);
+    if (format === 'responses' ? !namedToRead(block) : !marks.some((mark) => block.includes(mark))) return yield pass(block);
     const kept: string[] = [];
     for (const event of block.toString('utf8').split(BOUNDARY)) {
       const data = MARKS[format].some((mark) => event.includes(mark)) ? parse(dataOf(event)) : undefined;
@@ -76,6 +115,7 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, body
         throw badGateway(`upstream stream failed: ${failed.message}`);
       }
       finish = (seen.find((e) => e.type === 'finish') as typeof finish) ?? finish;
+      if (format === 'responses' && isFinalResponse(data)) answer = (data as { response: unknown }).response;
       const now = data === undefined ? undefined : reportedUsage(format, data);
       if (now) reported = laterUsage(reported, now);
       if (event !== '' && !(hideUsage && data !== undefined && usageOnly(data))) kept.push(event);

@@ -56,7 +56,17 @@ export interface TextResult {
 export type TextChunk =
   | { type: 'delta'; text: string }
   /** A same-format upstream's whole events, as bytes to write at once (a wire call's, see TextRequest.wire); `text()` reads their text. */
-  | { type: 'events'; parts: Buffer[]; text(): string }
+  | {
+      type: 'events';
+      parts: Buffer[];
+      text(): string;
+      /**
+       * A forwarded Responses stream says itself where its whole answer is: the Response its
+       * response.completed (or .incomplete) event carried, or null in every chunk before it, so the
+       * route need not search the bytes again. Undefined: not said (the route reads the events).
+       */
+      answer?: unknown;
+    }
   | { type: 'end'; finish: FinishReason; stopSequence: string | null; usage: TextUsage }
   /**
    * What the upstream reported of the usage so far (a messages stream's message_start): what the

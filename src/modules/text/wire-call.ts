@@ -67,7 +67,9 @@ async function streamWire(ctx: AppContext, call: TextCall, request: FastifyReque
       const chunk = step.value;
       // A caller that has not taken the last write yet holds the upstream read back (sse.ts).
       if (chunk.type !== 'events') continue;
-      whole?.read(chunk.parts);
+      // A forwarded Responses stream says where its answer is; others are read for it.
+      if (chunk.answer !== undefined) whole?.said(chunk.answer as Json | null);
+      else whole?.read(chunk.parts);
       if (!events.write(chunk.parts)) await events.drained();
     }
     const answer = whole?.answer();
@@ -101,6 +103,9 @@ function lastResponse() {
           if ((data.type === 'response.completed' || data.type === 'response.incomplete') && data.response && typeof data.response === 'object') found = data.response as Json;
         }
       }
+    },
+    said(answer: Json | null) {
+      if (answer) found = answer;
     },
     answer: () => found,
   };
