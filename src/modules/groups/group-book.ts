@@ -4,7 +4,7 @@ import { forbidden } from '../../core/errors.ts';
 import { Pricing } from '../billing/pricing.ts';
 import type { PricingFile } from '../billing/price-schema.ts';
 import { DEFAULT_GROUP, defaultGroup, groupTable, type Group } from './group-prices.ts';
-import { asGroup, listGroups } from './groups.repo.ts';
+import { asGroup, groupOfUser, listGroups } from './groups.repo.ts';
 
 // The groups every quote and settlement prices by (ctx.groups). Each process re-reads the groups
 // table once a second, so a change applies to new calls everywhere within about a second; a hold
@@ -17,6 +17,8 @@ export class GroupBook {
   private groups = new Map<string, Group>([[DEFAULT_GROUP, defaultGroup()]]);
   private derived = new Map<string, { base: PricingFile; group: Group; pricing: Pricing }>();
   private timer: NodeJS.Timeout | undefined;
+  /** Accounts' groups as read for their tasks, each kept a second at most (a move applies within one). */
+  private accounts = new Map<string, { group: Promise<string | undefined>; at: number }>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -37,6 +39,22 @@ export class GroupBook {
     const groups = new Map<string, Group>([[DEFAULT_GROUP, defaultGroup()]]);
     for (const row of await listGroups(this.db)) groups.set(row.name, asGroup(row));
     this.groups = groups;
+    this.accounts = new Map();
+  }
+
+  /**
+   * What an account pays, for its tasks (which carry no key): its group read at most once a second
+   * per account, so the polls of many open tasks do not each read it.
+   */
+  async forAccount(userId: string): Promise<Pricing> {
+    const now = Date.now();
+    let known = this.accounts.get(userId);
+    if (!known || now - known.at >= SYNC_MS) {
+      known = { group: groupOfUser(this.db, userId), at: now };
+      this.accounts.set(userId, known);
+      known.group.catch(() => this.accounts.delete(userId));
+    }
+    return this.forGroup(await known.group);
   }
 
   /** The group by name; an unknown one (deleted meanwhile) prices as `default`. */

@@ -8,7 +8,6 @@ import { applyReview } from '../avatars/review.ts';
 import { safeDispatcher } from '../../lib/net/safe-dispatcher.ts';
 import { alertDeliveryHandler, watchBalances } from '../webhooks/balance-alerts.ts';
 import { cancelAfterDeadline, cancelHandler } from './upstream-cancel.ts';
-import { groupOfUser } from '../groups/groups.repo.ts';
 
 const SWEEP_DEADLINES_MS = 1000;
 
@@ -17,7 +16,7 @@ export function engineDeps(ctx: AppContext): TaskEngineDeps {
     db: ctx.db,
     logger: ctx.logger,
     pricing: ctx.pricing,
-    pricingOf: async (task) => ctx.groups.forGroup(await groupOfUser(ctx.db, task.user_id)),
+    pricingOf: (task) => ctx.groups.forAccount(task.user_id),
     channels: ctx.channels,
     providerFor: ctx.providerFor,
     // The callback is written with the ending, so a crash between the two loses nothing.
