@@ -33,3 +33,24 @@ export function makeAtOnce(database: SQLite.Database): AtOnce {
     }
   };
 }
+
+/**
+ * Rows written by multi-row INSERTs of a few fixed sizes, largest first, each SQL text prepared once
+ * per database (a statement sized to each batch would be prepared anew every time), one flat
+ * argument array per statement. `suffix` goes after the values (e.g. an ON CONFLICT clause).
+ */
+export function rowsInserter<R>(table: string, columns: readonly (keyof R & string)[], sizes: readonly number[], suffix = '') {
+  const row = `(${columns.map(() => '?').join(', ')})`;
+  const chunks = sizes.map((rows) => ({ rows, sql: `insert into ${table} (${columns.join(', ')}) values ${Array(rows).fill(row).join(', ')}${suffix}` }));
+  return (statement: Statement, rows: readonly R[]): void => {
+    let at = 0;
+    for (const { rows: size, sql } of chunks) {
+      while (rows.length - at >= size) {
+        const args: unknown[] = [];
+        for (let i = at; i < at + size; i++) for (const column of columns) args.push(rows[i]![column]);
+        statement(sql).run(args);
+        at += size;
+      }
+    }
+  };
+}

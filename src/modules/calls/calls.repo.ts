@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { atOnceFor } from '../../db/db.ts';
-import type { AtOnce } from '../../db/at-once.ts';
+import { rowsInserter } from '../../db/at-once.ts';
 import { WholeBatchRefused } from '../../db/errors.ts';
 import type { CallsTable, Database } from '../../db/types.ts';
 
@@ -13,11 +13,8 @@ const COLUMNS = [
   'id', 'time', 'user_id', 'key_id', 'model', 'surface', 'channel_id', 'channel_name', 'channel_type', 'status',
   'http_status', 'error', 'latency_ms', 'first_token_ms', 'usage', 'cost', 'task_id',
 ] as const satisfies readonly (keyof CallRow)[];
-const rowsSql = (rows: number) =>
-  `insert into calls (${COLUMNS.join(', ')}) values ${Array.from({ length: rows }, () => `(${COLUMNS.map(() => '?').join(', ')})`).join(', ')} on conflict (id) do nothing`;
-// SQLite: statements of a few fixed sizes, each prepared once (a new size would be a new statement
-// to prepare on every batch, which cost more than the rows themselves).
-const CHUNKS = [64, 16, 4, 1].map((rows) => ({ rows, sql: rowsSql(rows) }));
+// SQLite: statements of four fixed sizes, each prepared once.
+const insertRows = rowsInserter<CallRow>('calls', COLUMNS, [64, 16, 4, 1], ' on conflict (id) do nothing');
 
 /** Multi-row INSERTs; a request id sent twice by a caller keeps its first row. */
 export async function insertCalls(db: Kysely<Database>, rows: CallRow[]): Promise<void> {
@@ -29,7 +26,7 @@ export async function insertCalls(db: Kysely<Database>, rows: CallRow[]): Promis
     return;
   }
   try {
-    writeAtOnce(atOnce, rows);
+    atOnce((statement) => insertRows(statement, rows));
   } catch (err) {
     // A transaction was open on the write connection at that moment: the ordinary way waits for it.
     if (!(err instanceof WholeBatchRefused)) throw err;
@@ -37,19 +34,6 @@ export async function insertCalls(db: Kysely<Database>, rows: CallRow[]): Promis
   }
 }
 
-function writeAtOnce(atOnce: AtOnce, rows: CallRow[]): void {
-  atOnce((statement) => {
-    let at = 0;
-    for (const { rows: size, sql } of CHUNKS) {
-      while (rows.length - at >= size) {
-        const args: unknown[] = [];
-        for (let i = at; i < at + size; i++) for (const column of COLUMNS) args.push(rows[i]![column]);
-        statement(sql).run(args);
-        at += size;
-      }
-    }
-  });
-}
 
 export interface CallFilter {
   user_id?: string;

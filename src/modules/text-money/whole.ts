@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Statement } from '../../db/at-once.ts';
+import { rowsInserter, type Statement } from '../../db/at-once.ts';
 import { Db, atOnceFor } from '../../db/db.ts';
 import type { Database } from '../../db/types.ts';
 import { applyAllAtOnce } from '../billing/ledger-at-once.ts';
@@ -23,21 +23,8 @@ const SPEND = 'update text_holds set spent = spent + ? where call_id = ?';
 const RELEASE = 'update text_holds set amount = amount - ? where call_id = ? and amount - spent >= ?';
 const CLOSE = 'delete from text_holds where call_id = ? returning amount - spent as unspent';
 
-// Usage rows go in with multi-row INSERTs of 32, 16, ... 1 rows (six statements, prepared once),
-// one flat argument array each, instead of one run per row.
-const USAGE_INSERTS = [32, 16, 8, 4, 2, 1].map((rows) => ({ rows, sql: insertSql('usage', USAGE_COLUMNS, rows) }));
-
-function insertUsage(statement: Statement, rows: ReturnType<typeof usageOf>): void {
-  let at = 0;
-  for (const { rows: size, sql } of USAGE_INSERTS) {
-    while (rows.length - at >= size) {
-      const args: unknown[] = [];
-      for (let i = at; i < at + size; i++) for (const column of USAGE_COLUMNS) args.push(rows[i]![column]);
-      statement(sql).run(args);
-      at += size;
-    }
-  }
-}
+// Usage rows go in with multi-row INSERTs of 32, 16, ... 1 rows (six statements, prepared once).
+const insertUsage = rowsInserter<ReturnType<typeof usageOf>[number]>('usage', USAGE_COLUMNS, [32, 16, 8, 4, 2, 1]);
 
 /**
  * SQLite: each op's own row change, in order; per op, the op as it goes on (to the ledger and
