@@ -22,10 +22,29 @@ export function pinSelf(): void {
 
 let nextPort = 19000 + Math.floor(Math.random() * 1000);
 
+const built = new Set<string>();
+/**
+ * The gateway runs as `npm start` runs it: the esbuild bundle under dist/server (built once per
+ * checkout per run); tsx's transform of the sources names every closure it makes at run time
+ * (`__name`), a cost the shipped bundle does not have. RUN_SOURCE=1 in a server's env runs the sources
+ * through tsx instead; the bench's own servers always run through tsx.
+ */
+function runnable(entry: string, fromSource: boolean): string[] {
+  const root = path.resolve(ROOT, path.dirname(entry), '..');
+  if (fromSource || !entry.endsWith(path.join('src', 'main.ts'))) return ['--import', 'tsx', entry];
+  if (!built.has(root)) {
+    const build = spawnSync('npm', ['run', 'build:server', '--silent'], { cwd: root, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error(`npm run build:server failed in ${root}`);
+    built.add(root);
+  }
+  return ['--enable-source-maps', path.join(root, 'dist/server/main.js')];
+}
+
 export async function startServer(entry: string, env: Record<string, string>, health = '/healthz'): Promise<{ url: string; child: ChildProcess }> {
   const port = nextPort++;
   // NODE_ARGS: extra flags for node itself (e.g. --cpu-prof, which NODE_OPTIONS refuses).
-  const args = [...(env.NODE_ARGS ? env.NODE_ARGS.split(' ') : []), '--import', 'tsx', entry];
+  const nodeArgs = env.NODE_ARGS ? env.NODE_ARGS.split(' ') : [];
+  const args = [...nodeArgs, ...runnable(entry, env.RUN_SOURCE === '1')];
   const pin = hasTaskset && !env.NO_PIN;
   const child = spawn(pin ? 'taskset' : process.execPath, pin ? ['-c', '0', process.execPath, ...args] : args, {
     cwd: ROOT,
