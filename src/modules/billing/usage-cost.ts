@@ -27,6 +27,38 @@ function pricesOf(price: PerTokenPrice, usage: UsageClasses): Record<UsageClass,
 
 export function costByClass(price: PerTokenPrice, usage: UsageClasses): UsageCost {
   const prices = pricesOf(price, usage);
+  return costInNumbers(prices, usage) ?? costInBigInts(prices, usage);
+}
+
+const MICRO_N = 1_000_000;
+
+/**
+ * The same sums in doubles, taken only when every product and the sum stay below 2^53 (then they
+ * are exact integers, as in BigInt): a call's tokens at an ordinary price always do, and BigInt
+ * arithmetic allocates on every step.
+ */
+function costInNumbers(prices: Record<UsageClass, number>, usage: UsageClasses): UsageCost | undefined {
+  const exact = [0, 0, 0, 0];
+  let sum = 0;
+  let dearest = 0;
+  for (let i = 0; i < USAGE_CLASSES.length; i++) {
+    const c = USAGE_CLASSES[i]!;
+    const e = Math.max(0, Math.round(usage[c])) * Math.round(prices[c] * MICRO_N);
+    if (!Number.isSafeInteger(e)) return undefined;
+    exact[i] = e;
+    sum += e;
+    if (e > exact[dearest]!) dearest = i;
+  }
+  if (!Number.isSafeInteger(sum + MICRO_N)) return undefined;
+  // Integer division by remainders: exact where a quotient of doubles could round.
+  const whole = (e: number) => (e - (e % MICRO_N)) / MICRO_N;
+  const total = whole(sum) + (sum % MICRO_N > 0 ? 1 : 0);
+  const parts = exact.map(whole);
+  parts[dearest]! += total - (parts[0]! + parts[1]! + parts[2]! + parts[3]!);
+  return { total, input: parts[0]!, cache_read: parts[1]!, cache_write: parts[2]!, output: parts[3]! };
+}
+
+function costInBigInts(prices: Record<UsageClass, number>, usage: UsageClasses): UsageCost {
   const exact = USAGE_CLASSES.map((c) => BigInt(Math.max(0, Math.round(usage[c]))) * micro(prices[c]));
   const sum = exact.reduce((a, b) => a + b, 0n);
   const total = (sum + MICRO - 1n) / MICRO;
