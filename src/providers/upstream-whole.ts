@@ -34,10 +34,14 @@ class WholeBody implements WholeResponse {
     return undefined;
   }
 
+  private decoded: string | undefined;
+
+  /** Decoded once: a same-format answer is parsed for its usage and then sent as this text. */
   text(): string {
+    if (this.decoded !== undefined) return this.decoded;
     const { chunks } = this;
-    if (chunks.length === 0) return '';
-    return (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+    this.decoded = chunks.length === 0 ? '' : (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+    return this.decoded;
   }
 
   json(): unknown {

@@ -65,9 +65,10 @@ export async function wireGenerate(upstream: UpstreamText, route: WireRoute, req
   if (wire.format === speaks && !wire.rewritten) {
     // Same format: the answer goes back as it came (naming the caller's model); only its usage is
     // read, and its text only when the upstream left a count out.
-    if (json && typeof json === 'object' && 'model' in json) (json as Json).model = wire.model;
+    const renamed = json !== null && typeof json === 'object' && 'model' in json && (json as Json).model !== wire.model;
+    if (renamed) (json as Json).model = wire.model;
     const usage = usageOf(reportedUsage(speaks, json), request, () => answerText(FORMATS[speaks].decodeAnswer(json)));
-    return { text: '', finish: 'stop', stopSequence: null, usage, wireBody: json };
+    return { text: '', finish: 'stop', stopSequence: null, usage, wireBody: json, ...(renamed ? {} : { wireText: response.text() }) };
   }
   const decoded = FORMATS[speaks].decodeAnswer(json);
   const answer = { ...decoded, usage: usageOf(reportedUsage(speaks, json), request, answerText(decoded)) };

@@ -50,7 +50,8 @@ export async function answerWire(ctx: AppContext, request: FastifyRequest, reply
   const result = await generateText(ctx, call, clientGone(reply));
   if (surface.answered) await surface.answered(result.wireBody as Json, call);
   // Sent as text: the answer is the upstream's to shape, not a schema's to filter.
-  return reply.type('application/json; charset=utf-8').send(JSON.stringify(surface.wrap ? surface.wrap(result.wireBody) : result.wireBody));
+  const answer = surface.wrap ? JSON.stringify(surface.wrap(result.wireBody)) : (result.wireText ?? JSON.stringify(result.wireBody));
+  return reply.type('application/json; charset=utf-8').send(answer);
 }
 
 async function streamWire(ctx: AppContext, call: TextCall, request: FastifyRequest, reply: FastifyReply, surface: WireSurfaceCall) {
