@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getUser } from '../src/modules/accounts/accounts.repo.ts';
@@ -178,6 +179,23 @@ describe(`top-ups with Stripe Checkout [${backendName}]`, () => {
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     await expectState(h, 40, { id, status: 'paid' });
     expect(await reversals(id)).toEqual([{ kind: 'topup', balance_delta: 40 * USD }]);
+  });
+
+  it('a failure of ours answers 5xx, so Stripe delivers again, and the next delivery credits', async () => {
+    const h = await holder();
+    const { id, sessionId } = await startTopup(h, 30);
+    const completed = stripe.pay(sessionId);
+    await sql`alter table topups rename to topups_away`.execute(t.ctx.db);
+    try {
+      const failed = await deliver(completed);
+      expect(failed.status).toBe(500);
+      expect(JSON.parse(failed.body).error.message).not.toContain('topups');
+    } finally {
+      await sql`alter table topups_away rename to topups`.execute(t.ctx.db);
+    }
+    expect(await balanceOf(h.userId)).toBe(0);
+    await delivered(completed);
+    await expectState(h, 30, { id, status: 'paid' });
   });
 
   it('a bad signature is a 400 and changes nothing', async () => {
