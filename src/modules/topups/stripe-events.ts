@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import type { AppContext } from '../../context.ts';
 import type { Topup, TopupStatus } from '../../db/types.ts';
 import { takeBack, topUp } from '../billing/ledger.ts';
-import { unitsOf } from './topup-money.ts';
+import { shareOf, unitsOf } from './topup-money.ts';
 import { getTopup, markPaid, markUnpaid, moveTakenBack, topupOfPayment } from './topups.repo.ts';
 
 // What a verified Stripe event does to a top-up. Stripe delivers each event at least once, in any
@@ -29,8 +29,8 @@ async function sessionPaid(ctx: Ctx, session: Stripe.Checkout.Session): Promise<
   // completed with payment_status unpaid: a delayed method (bank debit); async_payment_succeeded follows.
   if (session.payment_status !== 'paid') return 'unchanged';
   if (session.amount_total !== Number(topup.price) || session.currency !== topup.currency) {
-    ctx.logger.error({ topup: topup.id, session: session.id, amount_total: session.amount_total, currency: session.currency }, 'a Stripe session paid another amount than its top-up: not credited');
-    return 'ignored';
+    // Stripe may charge a converted price in the customer's currency: the session is still ours, for its top-up.
+    ctx.logger.warn({ topup: topup.id, session: session.id, amount_total: session.amount_total, currency: session.currency }, 'a Stripe session was paid in another amount or currency than its top-up was priced in');
   }
   const now = Date.now();
   const credited = await ctx.db.transaction().execute(async (trx) => {
@@ -81,7 +81,7 @@ function chargeRefunded(ctx: Ctx, charge: Stripe.Charge): Promise<Outcome> | Out
   if (!paymentIntent) return 'ignored';
   return takeBackDue(ctx, paymentIntent, (topup) => {
     const amount = Number(topup.amount);
-    const refunded = Math.max(Number(topup.refunded), unitsOf(charge.amount_refunded, topup.currency, amount - Number(topup.disputed)));
+    const refunded = Math.max(Number(topup.refunded), Math.min(shareOf(amount, charge.amount_refunded, charge.amount), amount - Number(topup.disputed)));
     const status: TopupStatus = topup.status === 'disputed' ? 'disputed' : refunded >= amount ? 'refunded' : 'partially_refunded';
     return { refunded, disputed: Number(topup.disputed), status, note: `Stripe refund of ${charge.id}` };
   });
@@ -94,7 +94,9 @@ function disputeClosed(ctx: Ctx, dispute: Stripe.Dispute): Promise<Outcome> | Ou
   if (!paymentIntent) return 'ignored';
   return takeBackDue(ctx, paymentIntent, (topup) => {
     if (Number(topup.disputed) > 0) return undefined;
-    const disputed = unitsOf(dispute.amount, topup.currency, Number(topup.amount) - Number(topup.refunded));
+    const left = Number(topup.amount) - Number(topup.refunded);
+    // A dispute in another currency than the top-up's price (a converted charge) is for the whole charge.
+    const disputed = dispute.currency === topup.currency ? unitsOf(dispute.amount, topup.currency, left) : left;
     return { refunded: Number(topup.refunded), disputed, status: 'disputed', note: `Stripe dispute ${dispute.id} lost` };
   });
 }

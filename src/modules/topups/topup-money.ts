@@ -30,5 +30,16 @@ export function priceOf(format: MoneyFormat, topups: TopupsConfig, amount: numbe
   return { units, minor: units / step };
 }
 
-/** An amount Stripe reports (refunded, disputed) in ledger units, never more than the top-up. */
+/** An amount Stripe reports (disputed) in ledger units, never more than `cap`. */
 export const unitsOf = (minor: number, currency: string, cap: number) => Math.min(Math.max(0, Math.round(minor)) * unitsPerMinor(currency), cap);
+
+/**
+ * The share of a top-up that `part` of its charge is, in ledger units (rounded down; all of it when
+ * `part` is the whole charge). A share, not a conversion: the charge may be in the customer's own
+ * currency when Stripe converted the price for them.
+ */
+export function shareOf(units: number, part: number, whole: number): number {
+  if (whole <= 0 || part >= whole) return units;
+  if (part <= 0) return 0;
+  return Number((BigInt(units) * BigInt(Math.round(part))) / BigInt(Math.round(whole)));
+}
