@@ -35,6 +35,7 @@ import { modelsRoutes } from './modules/models/models.routes.ts';
 import { adminCodesRoutes, consoleRedeemRoutes, keyRedeemRoutes } from './modules/codes/codes.routes.ts';
 import { registerCallLog } from './modules/calls/calls.hooks.ts';
 import { adminCallsRoutes, consoleCallsRoutes } from './modules/calls/calls.routes.ts';
+import { adminTopupsRoutes, consoleTopupsRoutes, stripeWebhookRoutes } from './modules/topups/topups.routes.ts';
 import { documentModels } from './modules/models/models.openapi.ts';
 import { addRequestSpans } from './http/request-spans.ts';
 
@@ -220,6 +221,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(consoleRoutes(ctx));
   await app.register(consoleRedeemRoutes(ctx));
   await app.register(consoleCallsRoutes(ctx));
+  await app.register(consoleTopupsRoutes(ctx));
+  await app.register(adminTopupsRoutes(ctx));
+  await app.register(stripeWebhookRoutes(ctx));
   await app.register((pages) => registerConsolePages(pages, ctx));
   routes.check();
   return app;

@@ -111,6 +111,8 @@ export interface Config {
     /** The built console (vite build output); absent = the console is not served. */
     distDir: string;
   };
+  /** Top-ups paid with Stripe Checkout (modules/topups/); undefined when STRIPE_SECRET_KEY is unset. */
+  topups: TopupsConfig | undefined;
   webhook: {
     /** Tests and private deployments only: let callbacks reach private and loopback addresses. */
     allowPrivate: boolean;
@@ -123,6 +125,18 @@ export interface Config {
     /** How often workers look for accounts whose balance crossed below their alert_below. */
     balanceAlertCheckMs: number;
   };
+}
+
+export interface TopupsConfig {
+  stripeSecretKey: string;
+  stripeWebhookSecret: string;
+  /** Where the Stripe SDK sends its calls (tests point it at a local fake). */
+  stripeApiBase: { protocol: 'http' | 'https'; host: string; port: number };
+  /** Lowercase ISO code; one unit of it buys the balance that one USD is (money.ts). */
+  currency: string;
+  /** In the configured balance unit. */
+  min: number;
+  max: number;
 }
 
 export class ConfigError extends Error {
@@ -233,6 +247,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   }
   const nodeEnv = str(env, 'NODE_ENV', 'development');
   const workers = int(env, 'WORKERS', 16, 0, 1000);
+  const billingUnit = oneOf(env, 'BILLING_UNIT', 'usd', ['usd', 'credits'] as const);
+  const creditsPerUsd = int(env, 'CREDITS_PER_USD', 1000, 1, 1_000_000);
   const config: Config = {
     port,
     // Loopback by default: the quick start prints a funded demo key. Deployments set HOST=0.0.0.0.
@@ -250,8 +266,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     demo: bool(env, 'GATEWAY_DEMO', nodeEnv !== 'production'),
     rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1, 10_000_000),
     readRateLimitRpm: int(env, 'READ_RATE_LIMIT_RPM', 30_000, 1, 10_000_000),
-    billingUnit: oneOf(env, 'BILLING_UNIT', 'usd', ['usd', 'credits'] as const),
-    creditsPerUsd: int(env, 'CREDITS_PER_USD', 1000, 1, 1_000_000),
+    billingUnit,
+    creditsPerUsd,
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     http: httpTimeouts(env),
     dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 3000, 100, 600_000),
@@ -302,6 +318,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       sessionHours: int(env, 'CONSOLE_SESSION_HOURS', 12, 1, 24 * 30),
       distDir: str(env, 'CONSOLE_DIST_DIR', './dist/console'),
     },
+    topups: topups(env, billingUnit, creditsPerUsd),
     webhook: {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       ports: ports(env, 'WEBHOOK_ALLOWED_PORTS'),
@@ -329,6 +346,31 @@ function references(env: Env, workers: number): Config['references'] {
     downloads,
     downloadsPerAccount: int(env, 'REFERENCE_DOWNLOADS_PER_ACCOUNT', Math.max(1, Math.ceil(downloads / 4)), 1, 10_000),
   };
+}
+
+function amount(env: Env, name: string, fallback: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+(\.\d+)?$/.test(raw.trim()) || Number(raw) <= 0) throw new ConfigError(name, `must be a positive amount, got "${raw}"`);
+  return Number(raw);
+}
+
+/** Stripe top-ups: on when STRIPE_SECRET_KEY is set. Amounts are in the balance unit (5 and 1000 USD's worth by default). */
+function topups(env: Env, billingUnit: BillingUnit, creditsPerUsd: number): Config['topups'] {
+  const secret = optional(env, 'STRIPE_SECRET_KEY');
+  const webhookSecret = optional(env, 'STRIPE_WEBHOOK_SECRET');
+  const base = new URL(url(env, 'STRIPE_API_BASE', 'https://api.stripe.com', ['http:', 'https:'])!);
+  const currency = str(env, 'TOPUP_CURRENCY', 'usd').toLowerCase();
+  if (!/^[a-z]{3}$/.test(currency)) throw new ConfigError('TOPUP_CURRENCY', `must be a three-letter ISO currency code, got "${currency}"`);
+  const usd = billingUnit === 'usd' ? 1 : creditsPerUsd;
+  const min = amount(env, 'TOPUP_MIN', 5 * usd);
+  const max = amount(env, 'TOPUP_MAX', 1000 * usd);
+  if (max < min) throw new ConfigError('TOPUP_MAX', `must not be below TOPUP_MIN (${min}), got ${max}`);
+  if (secret === undefined) return undefined;
+  if (webhookSecret === undefined) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'must be set with STRIPE_SECRET_KEY: without it no payment is ever credited');
+  const protocol = base.protocol === 'http:' ? 'http' : 'https';
+  const port = base.port ? Number(base.port) : protocol === 'http' ? 80 : 443;
+  return { stripeSecretKey: secret, stripeWebhookSecret: webhookSecret, stripeApiBase: { protocol, host: base.hostname, port }, currency, min, max };
 }
 
 /** FILES_STORE=s3://<bucket>[/<prefix>] with the standard AWS variables; unset = the local FILES_DIR. */

@@ -40,7 +40,7 @@ describe(`console sign-in [${backendName}]`, () => {
     const res = await signIn(email.toUpperCase(), PASSWORD);
     expect(res.statusCode).toBe(200);
     expect(res.headers['set-cookie']).toMatch(/^gw_console=[\w-]{40,}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+/);
-    expect(res.json()).toEqual({ role: 'account', user_id: account.user.id, csrf_token: expect.any(String), billing_unit: 'usd' });
+    expect(res.json()).toEqual({ role: 'account', user_id: account.user.id, csrf_token: expect.any(String), billing_unit: 'usd', topups: null });
   });
 
   it('bad sign-ins are refused with one message, whether or not the email exists', async () => {

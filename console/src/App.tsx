@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { api, setBillingUnit, setCsrfToken, type Session } from './api.ts';
+import { api, setBillingUnit, setCsrfToken, setTopupSettings, type Session } from './api.ts';
 import { useHashRoute } from './hooks.ts';
 import { SignIn } from './pages/SignIn.tsx';
 import { Overview } from './pages/Overview.tsx';
@@ -13,6 +13,8 @@ import { Calls as OperatorCalls } from './operator/Calls.tsx';
 import { PricesPage } from './operator/Prices.tsx';
 import { Codes } from './operator/Codes.tsx';
 import { Groups } from './operator/Groups.tsx';
+import { TopUp } from './pages/TopUp.tsx';
+import { Topups } from './operator/Topups.tsx';
 
 const ACCOUNT_PAGES = [
   { path: '/', label: 'Overview', view: Overview },
@@ -29,6 +31,9 @@ const OPERATOR_PAGES = [
   { path: '/groups', label: 'Groups', view: Groups },
   { path: '/codes', label: 'Codes', view: Codes },
 ];
+// Shown only when the gateway takes payments (STRIPE_SECRET_KEY set).
+const ACCOUNT_TOPUP_PAGE = { path: '/topups', label: 'Top-up', view: TopUp };
+const OPERATOR_TOPUP_PAGE = { path: '/topups', label: 'Top-ups', view: Topups };
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
@@ -39,6 +44,7 @@ export function App() {
       .then((s) => {
         setCsrfToken(s.csrf_token);
         setBillingUnit(s.billing_unit);
+        setTopupSettings(s.topups);
         setSession(s);
       })
       .catch(() => setSession(null));
@@ -47,6 +53,7 @@ export function App() {
   const signedIn = (s: Session) => {
     setCsrfToken(s.csrf_token);
     setBillingUnit(s.billing_unit);
+    setTopupSettings(s.topups);
     setSession(s);
     window.location.hash = '#/';
   };
@@ -59,7 +66,8 @@ export function App() {
   if (session === undefined) return <p className="loading">Loading…</p>;
   if (session === null) return <SignIn onSignedIn={signedIn} />;
 
-  const pages = session.role === 'operator' ? OPERATOR_PAGES : ACCOUNT_PAGES;
+  const operator = session.role === 'operator';
+  const pages = [...(operator ? OPERATOR_PAGES : ACCOUNT_PAGES), ...(session.topups ? [operator ? OPERATOR_TOPUP_PAGE : ACCOUNT_TOPUP_PAGE] : [])];
   const page = pages.find((p) => p.path === route) ?? pages[0]!;
   const View = page.view;
   return (

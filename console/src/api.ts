@@ -7,6 +7,7 @@ import type * as CallSchemas from '../../src/modules/calls/calls.schemas.ts';
 import type * as ChannelSchemas from '../../src/modules/channels/channels.schemas.ts';
 import type * as CodeSchemas from '../../src/modules/codes/codes.schemas.ts';
 import type * as ConsoleSchemas from '../../src/modules/console/console.schemas.ts';
+import type * as TopupSchemas from '../../src/modules/topups/topups.schemas.ts';
 
 export class ApiFailure extends Error {
   constructor(
@@ -49,6 +50,8 @@ export type Redeemed = Static<typeof CodeSchemas.Redeemed>;
 export type RedeemCode = Static<typeof CodeSchemas.Code>;
 export type CreatedCodes = Static<typeof CodeSchemas.CreatedCodes>;
 export type AdminGroup = Static<typeof AdminSchemas.Group>;
+export type Topup = Static<typeof TopupSchemas.Topup>;
+export type CreatedTopup = Static<typeof TopupSchemas.CreatedTopup>;
 /** A call log row; the holder's view has no channel. */
 export type Call = Static<typeof CallSchemas.AccountCall> & Partial<Pick<Static<typeof CallSchemas.AdminCall>, 'channel'>>;
 
@@ -59,6 +62,16 @@ let billingUnit: BillingUnit = 'usd';
 export const setBillingUnit = (unit: BillingUnit) => {
   billingUnit = unit;
 };
+// Top-ups with Stripe: their limits, or null when the gateway has them off (the session says, at sign-in).
+export type TopupSettings = NonNullable<Session['topups']>;
+let topupSettings: TopupSettings | null = null;
+export const setTopupSettings = (settings: TopupSettings | null) => {
+  topupSettings = settings;
+};
+export const topupsOffered = () => topupSettings;
+/** An amount of a currency as Stripe charges it ($12.50, €12.50). */
+export const price = (amount: number, currency: string) => new Intl.NumberFormat('en-US', { style: 'currency', currency: currency.toUpperCase() }).format(amount);
+
 export const unitName = () => (billingUnit === 'usd' ? 'USD' : 'credits');
 
 const cents = (value: number) => value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });

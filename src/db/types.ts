@@ -46,7 +46,8 @@ export interface ApiKeysTable {
 }
 
 /** `overrun`: what a call used beyond its hold, charged even below zero. */
-export type LedgerKind = 'topup' | 'adjustment' | 'key_quota' | 'hold' | 'settle' | 'refund' | 'charge' | 'overrun';
+/** `reversal`: a paid top-up taken back (refunded or lost in a dispute), below zero if need be. */
+export type LedgerKind = 'topup' | 'adjustment' | 'key_quota' | 'hold' | 'settle' | 'refund' | 'charge' | 'overrun' | 'reversal';
 
 export interface LedgerTable {
   id: Generated<number>;
@@ -302,6 +303,25 @@ export interface RedemptionsTable {
   created_at: number;
 }
 
+export type TopupStatus = 'pending' | 'paid' | 'partially_refunded' | 'refunded' | 'disputed' | 'failed' | 'expired';
+
+/** A Stripe Checkout top-up (modules/topups/): amounts in ledger units, `price` in the currency's smallest unit; times in ms. */
+export interface TopupsTable {
+  id: string;
+  user_id: string;
+  amount: number;
+  price: number;
+  currency: string;
+  status: TopupStatus;
+  session_id: string | null;
+  payment_intent: string | null;
+  refunded: Generated<number>;
+  disputed: Generated<number>;
+  created_at: number;
+  updated_at: number;
+  paid_at: number | null;
+}
+
 /** One call in the call log (modules/calls/): times in ms; usage and cost JSON per token class, ledger units. */
 export interface CallsTable {
   id: string;
@@ -346,6 +366,7 @@ export interface Database {
   redemptions: RedemptionsTable;
   groups: GroupsTable;
   calls: CallsTable;
+  topups: TopupsTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -354,6 +375,7 @@ export type NewApiKey = Insertable<ApiKeysTable>;
 export type ApiKeyUpdate = Updateable<ApiKeysTable>;
 export type LedgerRow = Selectable<LedgerTable>;
 export type RedeemCode = Selectable<RedeemCodesTable>;
+export type Topup = Selectable<TopupsTable>;
 export type Task = Selectable<TasksTable>;
 export type Job = Selectable<JobsTable>;
 export type Asset = Selectable<AssetsTable>;

@@ -38,6 +38,21 @@ export async function topUp(trx: Transaction<Database>, m: Movement): Promise<vo
   await writeRow(trx, 'topup', m, { balance: m.amount, used: 0, keyRemain: 0, keyUsed: 0 });
 }
 
+/**
+ * Takes back money an account was given (a paid top-up refunded, or lost in a dispute), whatever is
+ * left: the balance may go below zero, and the account's paid calls are then refused (402) by the
+ * conditional debits until it is paid up. Not usage: `used` stays.
+ */
+export async function takeBack(trx: Transaction<Database>, m: Movement): Promise<void> {
+  assertAmount(m.amount);
+  await trx
+    .updateTable('users')
+    .set((eb) => ({ balance: eb('balance', '-', m.amount), updated_at: Date.now() }))
+    .where('id', '=', m.userId)
+    .execute();
+  await writeRow(trx, 'reversal', m, { balance: -m.amount, used: 0, keyRemain: 0, keyUsed: 0 });
+}
+
 /** Changes a limited key's remaining quota by a signed amount (never below zero). */
 export async function adjustKeyQuota(trx: Transaction<Database>, m: Movement & { delta: number }): Promise<void> {
   if (!Number.isSafeInteger(m.delta)) throw new Error(`quota delta must be an integer: ${m.delta}`);

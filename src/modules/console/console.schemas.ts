@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { PolicyFields } from '../admin/admin.schemas.ts';
+import { TopupSettings } from '../topups/topups.schemas.ts';
 
 // Every write body takes only its documented fields: anything else is a 400 naming it.
 const closed = { additionalProperties: false } as const;
@@ -18,6 +19,7 @@ export const Session = Type.Object({
   user_id: Type.Union([Type.String(), Type.Null()]),
   csrf_token: Type.String({ description: 'Send it back in the x-csrf-token header on every POST, PATCH and DELETE' }),
   billing_unit: BillingUnit,
+  topups: TopupSettings,
 });
 
 export const Account = Type.Object({

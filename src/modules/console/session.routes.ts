@@ -8,6 +8,7 @@ import * as S from './console.schemas.ts';
 import { signInAccount, signInOperator, signOut, type NewSession } from './console.service.ts';
 import { readCookie, readSession, SESSION_COOKIE, sessionCookie } from './session-guard.ts';
 import { declareSurface } from '../../http/surface.ts';
+import { topupSettings } from '../topups/topups.service.ts';
 
 export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -17,7 +18,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       reply
         .header('set-cookie', sessionCookie(ctx, session.token, session.maxAgeSeconds))
         .header('cache-control', 'no-store')
-        .send({ role: session.role, user_id: session.userId, csrf_token: session.csrfToken, billing_unit: ctx.config.billingUnit });
+        .send({ role: session.role, user_id: session.userId, csrf_token: session.csrfToken, billing_unit: ctx.config.billingUnit, topups: topupSettings(ctx) });
 
     app.post('/console/api/session', { schema: doc('Sign in as an account holder (sets the session cookie)', { body: S.AccountSignInBody, response: { 200: S.Session, ...ErrorResponses } }) },
       async (request, reply) => started(reply, await signInAccount(ctx, request.body, request.ip)));
@@ -29,7 +30,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const session = await readSession(ctx, request);
         if (!session) throw unauthorized('Not signed in');
-        return reply.header('cache-control', 'no-store').send({ role: session.role, user_id: session.user_id, csrf_token: session.csrf_token, billing_unit: ctx.config.billingUnit });
+        return reply.header('cache-control', 'no-store').send({ role: session.role, user_id: session.user_id, csrf_token: session.csrf_token, billing_unit: ctx.config.billingUnit, topups: topupSettings(ctx) });
       });
 
     app.delete('/console/api/session', { schema: doc('Sign out', { response: { 200: Type.Object({ signed_out: Type.Boolean() }) } }) },

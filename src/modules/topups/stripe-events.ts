@@ -1,0 +1,120 @@
+import type Stripe from 'stripe';
+import type { AppContext } from '../../context.ts';
+import type { Topup, TopupStatus } from '../../db/types.ts';
+import { takeBack, topUp } from '../billing/ledger.ts';
+import { shareOf, unitsOf } from './topup-money.ts';
+import { getTopup, markPaid, markUnpaid, moveTakenBack, topupOfPayment } from './topups.repo.ts';
+
+// What a verified Stripe event does to a top-up. Stripe delivers each event at least once, in any
+// order, possibly many at once: every change here is a conditional UPDATE of the top-up row and the
+// ledger movement it entitles, in one transaction, so a repeated event finds the row moved and
+// does nothing. Events that are not about one of our top-ups are acknowledged and ignored.
+
+type Ctx = Pick<AppContext, 'db' | 'logger'>;
+export type Outcome = 'applied' | 'unchanged' | 'ignored';
+
+const idOf = (value: string | { id: string } | null | undefined) => (value == null ? null : typeof value === 'string' ? value : value.id);
+
+/** Our top-up for the session: its metadata names it, and the row must name the session back. */
+async function topupOfSession(ctx: Ctx, session: Stripe.Checkout.Session): Promise<Topup | undefined> {
+  const id = session.metadata?.topup_id;
+  if (!id) return undefined;
+  const topup = await getTopup(ctx.db, id);
+  return topup && topup.session_id === session.id ? topup : undefined;
+}
+
+async function sessionPaid(ctx: Ctx, session: Stripe.Checkout.Session): Promise<Outcome> {
+  const topup = await topupOfSession(ctx, session);
+  if (!topup) return 'ignored';
+  // completed with payment_status unpaid: a delayed method (bank debit); async_payment_succeeded follows.
+  if (session.payment_status !== 'paid') return 'unchanged';
+  if (session.amount_total !== Number(topup.price) || session.currency !== topup.currency) {
+    // Stripe may charge a converted price in the customer's currency: the session is still ours, for its top-up.
+    ctx.logger.warn({ topup: topup.id, session: session.id, amount_total: session.amount_total, currency: session.currency }, 'a Stripe session was paid in another amount or currency than its top-up was priced in');
+  }
+  const now = Date.now();
+  const credited = await ctx.db.transaction().execute(async (trx) => {
+    if (!(await markPaid(trx, topup.id, session.id, idOf(session.payment_intent), now))) return false;
+    await topUp(trx, { userId: topup.user_id, amount: Number(topup.amount), ref: topup.id, note: `Stripe top-up ${session.id}` });
+    return true;
+  });
+  return credited ? 'applied' : 'unchanged';
+}
+
+async function sessionUnpaid(ctx: Ctx, session: Stripe.Checkout.Session, status: 'failed' | 'expired'): Promise<Outcome> {
+  const topup = await topupOfSession(ctx, session);
+  if (!topup) return 'ignored';
+  return (await markUnpaid(ctx.db, topup.id, session.id, status, Date.now())) ? 'applied' : 'unchanged';
+}
+
+const TAKEN = new Set<TopupStatus>(['paid', 'partially_refunded', 'refunded', 'disputed']);
+const ATTEMPTS = 5;
+
+type Taking = (topup: Topup) => { refunded: number; disputed: number; status: TopupStatus; note: string } | undefined;
+
+/**
+ * Takes back what `next` says is due beyond what the top-up already gave back. The totals move by
+ * compare-and-set: a delivery that lost the race reads the row again and finds nothing left to take.
+ */
+async function takeBackDue(ctx: Ctx, paymentIntent: string, next: Taking): Promise<Outcome> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const outcome = await ctx.db.transaction().execute(async (trx): Promise<Outcome | 'again'> => {
+      const topup = await topupOfPayment(trx, paymentIntent);
+      if (!topup || !TAKEN.has(topup.status)) return 'ignored';
+      const seen = { refunded: Number(topup.refunded), disputed: Number(topup.disputed) };
+      const due = next(topup);
+      if (!due) return 'unchanged';
+      const amount = due.refunded - seen.refunded + due.disputed - seen.disputed;
+      if (amount <= 0) return 'unchanged';
+      if (!(await moveTakenBack(trx, topup.id, seen, due, Date.now()))) return 'again';
+      await takeBack(trx, { userId: topup.user_id, amount, ref: topup.id, note: due.note });
+      return 'applied';
+    });
+    if (outcome !== 'again') return outcome;
+  }
+  throw new Error(`top-up of payment ${paymentIntent}: its row kept moving`);
+}
+
+/** Refunds: the charge says how much is refunded in all; what is not yet taken back is taken now. */
+function chargeRefunded(ctx: Ctx, charge: Stripe.Charge): Promise<Outcome> | Outcome {
+  const paymentIntent = idOf(charge.payment_intent);
+  if (!paymentIntent) return 'ignored';
+  return takeBackDue(ctx, paymentIntent, (topup) => {
+    const amount = Number(topup.amount);
+    const refunded = Math.max(Number(topup.refunded), Math.min(shareOf(amount, charge.amount_refunded, charge.amount), amount - Number(topup.disputed)));
+    const status: TopupStatus = topup.status === 'disputed' ? 'disputed' : refunded >= amount ? 'refunded' : 'partially_refunded';
+    return { refunded, disputed: Number(topup.disputed), status, note: `Stripe refund of ${charge.id}` };
+  });
+}
+
+/** A lost dispute takes back the disputed amount (at most what refunds left), once. */
+function disputeClosed(ctx: Ctx, dispute: Stripe.Dispute): Promise<Outcome> | Outcome {
+  if (dispute.status !== 'lost') return 'unchanged';
+  const paymentIntent = idOf(dispute.payment_intent);
+  if (!paymentIntent) return 'ignored';
+  return takeBackDue(ctx, paymentIntent, (topup) => {
+    if (Number(topup.disputed) > 0) return undefined;
+    const left = Number(topup.amount) - Number(topup.refunded);
+    // A dispute in another currency than the top-up's price (a converted charge) is for the whole charge.
+    const disputed = dispute.currency === topup.currency ? unitsOf(dispute.amount, topup.currency, left) : left;
+    return { refunded: Number(topup.refunded), disputed, status: 'disputed', note: `Stripe dispute ${dispute.id} lost` };
+  });
+}
+
+export async function applyEvent(ctx: Ctx, event: Stripe.Event): Promise<Outcome> {
+  switch (event.type) {
+    case 'checkout.session.completed':
+    case 'checkout.session.async_payment_succeeded':
+      return sessionPaid(ctx, event.data.object);
+    case 'checkout.session.async_payment_failed':
+      return sessionUnpaid(ctx, event.data.object, 'failed');
+    case 'checkout.session.expired':
+      return sessionUnpaid(ctx, event.data.object, 'expired');
+    case 'charge.refunded':
+      return chargeRefunded(ctx, event.data.object);
+    case 'charge.dispute.closed':
+      return disputeClosed(ctx, event.data.object);
+    default:
+      return 'ignored';
+  }
+}

@@ -1,0 +1,45 @@
+import type { TopupsConfig } from '../../config.ts';
+import { badRequest } from '../../core/errors.ts';
+import { fromBalance, UNITS_PER_USD, type MoneyFormat } from '../../lib/money.ts';
+
+// What a top-up costs. One unit of TOPUP_CURRENCY buys the balance one USD is (1,000,000 ledger
+// units): one dollar of balance with BILLING_UNIT=usd, CREDITS_PER_USD credits with credits. Stripe
+// takes amounts in the currency's smallest unit (cents), or in whole units for the currencies it
+// lists as zero-decimal; an amount must be a whole number of those.
+
+const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
+
+/** Ledger units one smallest currency unit buys. */
+export const unitsPerMinor = (currency: string) => (ZERO_DECIMAL.has(currency) ? UNITS_PER_USD : UNITS_PER_USD / 100);
+
+export interface TopupPrice {
+  /** Ledger units credited once paid. */
+  units: number;
+  /** What Stripe charges, in the currency's smallest unit. */
+  minor: number;
+}
+
+/** An amount in the balance unit, checked against TOPUP_MIN..TOPUP_MAX, and its price. */
+export function priceOf(format: MoneyFormat, topups: TopupsConfig, amount: number): TopupPrice {
+  if (!Number.isFinite(amount) || amount < topups.min || amount > topups.max) {
+    throw badRequest(`amount must be from ${topups.min} to ${topups.max}`);
+  }
+  const units = fromBalance(amount, format);
+  const step = unitsPerMinor(topups.currency);
+  if (units % step !== 0) throw badRequest(`amount must be a whole number of the smallest unit of ${topups.currency.toUpperCase()}`);
+  return { units, minor: units / step };
+}
+
+/** An amount Stripe reports (disputed) in ledger units, never more than `cap`. */
+export const unitsOf = (minor: number, currency: string, cap: number) => Math.min(Math.max(0, Math.round(minor)) * unitsPerMinor(currency), cap);
+
+/**
+ * The share of a top-up that `part` of its charge is, in ledger units (rounded down; all of it when
+ * `part` is the whole charge). A share, not a conversion: the charge may be in the customer's own
+ * currency when Stripe converted the price for them.
+ */
+export function shareOf(units: number, part: number, whole: number): number {
+  if (whole <= 0 || part >= whole) return units;
+  if (part <= 0) return 0;
+  return Number((BigInt(units) * BigInt(Math.round(part))) / BigInt(Math.round(whole)));
+}
