@@ -167,7 +167,7 @@ describe.skipIf(!haveChromium)(`the Calls pages in Chromium [${backendName}]`, (
     const twoDaysAgo = Math.floor((Date.now() - 2 * 86_400_000) / 60_000) * 60_000 + 30_000;
     const old = (i: number): CallRow => ({
       id: `busy-${busy.user.id}-${i}`, time: twoDaysAgo - i * 60_000, user_id: busy.user.id, key_id: busy.keyId, model: 'chatgen-4-haiku', surface: 'messages',
-      channel_id: null, channel_name: null, channel_type: null, status: 'ok', http_status: 200, error: null, latency_ms: 1, first_token_ms: null, usage: null, cost: null, task_id: null,
+      channel_id: null, channel_name: null, channel_type: null, status: 'ok', http_status: 200, error: null, latency_ms: 1, first_token_ms: null, usage: null, cost: null, task_id: null, bodies: null,
     });
     await insertCalls(t.ctx.db, Array.from({ length: 60 }, (_, i) => old(i)));
     expect((await call('/v1/messages', busy.key, messages)).status).toBe(200);
