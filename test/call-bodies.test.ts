@@ -5,6 +5,8 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServerResponse } from 'node:http';
+import { BodyCapture } from '../src/modules/calls/call-bodies.ts';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 
 // Opt-in body capture: a key with log_bodies has each logged call's request and answer stored in
@@ -76,6 +78,27 @@ function expectNoSecrets(bytes: string, key: string, ...values: string[]) {
   expect(bytes).not.toContain(key.slice(0, 16));
   for (const value of values) expect(bytes).not.toContain(value);
 }
+
+describe('body capture', () => {
+  /** A response that only takes bytes, as a socket would. */
+  const sink = () => ({ write: () => true, end() { return this; } }) as unknown as ServerResponse;
+
+  it('redacts credential fields written in an answer, and a key the cut would split', () => {
+    const secret = 'sk-gw-abcdefghijklmnopqrstuvwxyz0123456789';
+    const capture = new BodyCapture({ model: 'm', nested: [{ Authorization: 'Bearer x', refresh_token: 'r', max_tokens: 5 }], file: Buffer.alloc(3) }, secret, 200);
+    const raw = sink();
+    capture.tap(raw);
+    raw.write('data: {"api_key":"v1","access_token": "v2","x-goog-api-key":"v3","n":1}\n\n');
+    raw.write(Buffer.from(`data: ${'x'.repeat(70)}${secret}${'y'.repeat(100)}\n\n`));
+    raw.end();
+    const stored = capture.finish();
+    expect(JSON.parse(stored.request)).toEqual({ model: 'm', nested: [{ Authorization: '[redacted]', refresh_token: '[redacted]', max_tokens: 5 }], file: '[3 bytes]' });
+    expect(stored.truncated).toEqual({ request: false, response: true });
+    expect(stored.response.startsWith('data: {"api_key":"[redacted]","access_token": "[redacted]","x-goog-api-key":"[redacted]"')).toBe(true);
+    expect(Buffer.byteLength(stored.response)).toBeLessThanOrEqual(200);
+    for (const value of ['v1', 'v2', 'v3', secret.slice(0, 16)]) expect(stored.response).not.toContain(value);
+  });
+});
 
 describe(`call bodies [${backendName}]`, () => {
   it('a text call and a task submit: bodies stored redacted, read by the operator and the holder, 404 to another holder', async () => {
