@@ -231,7 +231,7 @@ describe(`call bodies [${backendName}]`, () => {
     } finally {
       await small.close();
     }
-  });
+  }, 90_000);
 
   it('the sweeper deletes the bodies with their rows, with two processes sweeping at once', async () => {
     const second = await createTestApp({ FILES_DIR: filesDir }, t.database);
@@ -260,7 +260,7 @@ describe(`call bodies [${backendName}]`, () => {
     } finally {
       await second.close();
     }
-  });
+  }, 90_000);
 
   it('a failing result store does not fail the call: the row is written without bodies, the failure logged', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bodies-gone-'));
@@ -282,5 +282,5 @@ describe(`call bodies [${backendName}]`, () => {
     } finally {
       await broken.close();
     }
-  });
+  }, 90_000);
 });

@@ -42,15 +42,16 @@ export class BodiesStore {
     }
     const key = bodiesKey(callId, timeMs, this.days);
     const task = (async () => {
+      let stored: string | null = null;
       try {
         // Started from the response's close: the work of serialising is done a turn later.
         await null;
         await this.store.put(key, Buffer.from(JSON.stringify(capture.finish())), { contentType: 'application/json' });
-        then(key);
+        stored = key;
       } catch (err) {
         this.fail(callId, err);
-        then(null);
       }
+      then(stored);
     })();
     this.writing.add(task);
     void task.finally(() => this.writing.delete(task));
