@@ -91,6 +91,8 @@ export interface Config {
   responsesTtlMs: number;
   /** CALL_LOG_DAYS: how long a call log row (modules/calls/) is kept before the sweeper deletes it. */
   callLogDays: number;
+  /** CALL_BODY_MAX_BYTES: each body a `log_bodies` key's call stores (request, answer) is cut past this. */
+  callBodyMaxBytes: number;
   /** A text call's hold still open after this long is one whose process died: it is given back. */
   textHoldMaxAgeMs: number;
   /**
@@ -308,6 +310,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     upstreamMaxAnswerBytes: int(env, 'UPSTREAM_MAX_ANSWER_BYTES', 64 * 1024 ** 2, 1024, 2 * 1024 ** 3),
     responsesTtlMs: int(env, 'RESPONSES_TTL_HOURS', 720, 1, 24 * 3650) * 3_600_000,
     callLogDays: int(env, 'CALL_LOG_DAYS', 30, 1, 3650),
+    callBodyMaxBytes: int(env, 'CALL_BODY_MAX_BYTES', 256 * 1024, 1024, 64 * 1024 ** 2),
     textHoldMaxAgeMs: int(env, 'TEXT_HOLD_MAX_AGE_S', 3600, 1, 7 * 86_400) * 1000,
     textFloatCalls: int(env, 'TEXT_FLOAT_CALLS', databaseUrl.startsWith('sqlite:') ? 32 : 0, 0, 10_000),
     textFloatIdleMs: int(env, 'TEXT_FLOAT_IDLE_MS', 2000, 10, 3_600_000),

@@ -130,7 +130,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     groups,
     quotas,
     textMoney: createTextMoney({ db, dialect, logger, config, committed: (keyIds) => quotas.changed(keyIds) }),
-    callLog: new CallLog({ db, logger, days: config.callLogDays }),
+    callLog: new CallLog({ db, logger, days: config.callLogDays, store }),
     submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (tasks) =>
       quotas.changed(tasks.map((t) => t.key_id)),
     ),

@@ -216,7 +216,7 @@ describe(`call log [${backendName}]`, () => {
       const old = Date.now() - 31 * 86_400_000;
       const row = (id: string, time: number): CallRow => ({
         id, time, user_id: account.user.id, key_id: account.keyId, model: 'chatgen-4-haiku', surface: 'messages', channel_id: null, channel_name: null, channel_type: null,
-        status: 'ok', http_status: 200, error: null, latency_ms: 1, first_token_ms: null, usage: null, cost: null, task_id: null,
+        status: 'ok', http_status: 200, error: null, latency_ms: 1, first_token_ms: null, usage: null, cost: null, task_id: null, bodies: null,
       });
       const olds = Array.from({ length: 2300 }, (_, i) => row(`old-${i}`, old - i));
       for (let i = 0; i < olds.length; i += 500) await insertCalls(t.ctx.db, olds.slice(i, i + 500));

@@ -14,7 +14,8 @@ import { freePort } from './support/gateway-process.ts';
 // The Calls pages in Chromium against a real port. The holder's account makes a refused call (402,
 // while empty), a text call and a task submit; another account makes a call of its own. The holder
 // sees only theirs, filters them by status and opens one; the operator sees every account's with the
-// channel, and filters by account. Both pages pass axe at desktop and phone widths.
+// channel, and filters by account. The holder's key logs bodies: both open a call's request and
+// answer. Both pages pass axe at desktop and phone widths, the bodies open.
 
 const SCREENSHOTS = process.env.SCREENSHOTS_DIR ? path.resolve(process.env.SCREENSHOTS_DIR) : fs.mkdtempSync(path.join(os.tmpdir(), 'gw-screenshots-'));
 const PASSWORD = 'browser-test-password';
@@ -55,6 +56,8 @@ beforeAll(async () => {
   other = await seedAccount(t.ctx, 5);
   const set = await t.app.inject({ method: 'PUT', url: `/admin/users/${holder.user.id}/console-credentials`, headers: adminHeaders, payload: { email: holder.email, password: PASSWORD } });
   expect(set.statusCode).toBe(200);
+  const logsBodies = await t.app.inject({ method: 'PATCH', url: `/admin/keys/${holder.keyId}`, headers: adminHeaders, payload: { log_bodies: true } });
+  expect(logsBodies.json().log_bodies).toBe(true);
 
   const refused = await call('/v1/messages', holder.key, messages);
   expect(refused.status).toBe(402);
@@ -85,6 +88,14 @@ async function newPage(viewport = VIEWPORTS.desktop) {
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 const row = (page: Page, id: string) => page.getByTestId(`call-${id}`);
 const rows = (page: Page) => page.getByRole('region', { name: 'Calls list' }).locator('tbody tr');
+/** Opens the call detail's bodies and waits for both. */
+async function openBodies(page: Page) {
+  const bodies = page.getByTestId('call-bodies');
+  await bodies.getByText('Request and answer bodies').click();
+  await bodies.getByTestId('call-body-response').filter({ hasText: /./ }).waitFor();
+  return bodies;
+}
+
 const filterBy = async (page: Page, fill: (form: ReturnType<Page['getByRole']>) => Promise<unknown>) => {
   const form = page.getByRole('form', { name: 'Filter calls' });
   await fill(form);
@@ -158,6 +169,8 @@ describe.skipIf(!haveChromium)(`the Calls pages in Chromium [${backendName}]`, (
     await expect.poll(() => rows(page).count()).toBe(1);
     await row(page, ids.other).getByRole('button').click();
     await page.getByTestId('call-detail').getByText(/\(simulator, /).waitFor();
+    // That account's key keeps no bodies: the detail offers none.
+    expect(await page.getByTestId('call-bodies').count()).toBe(0);
     await context.close();
   });
 
@@ -167,7 +180,7 @@ describe.skipIf(!haveChromium)(`the Calls pages in Chromium [${backendName}]`, (
     const twoDaysAgo = Math.floor((Date.now() - 2 * 86_400_000) / 60_000) * 60_000 + 30_000;
     const old = (i: number): CallRow => ({
       id: `busy-${busy.user.id}-${i}`, time: twoDaysAgo - i * 60_000, user_id: busy.user.id, key_id: busy.keyId, model: 'chatgen-4-haiku', surface: 'messages',
-      channel_id: null, channel_name: null, channel_type: null, status: 'ok', http_status: 200, error: null, latency_ms: 1, first_token_ms: null, usage: null, cost: null, task_id: null,
+      channel_id: null, channel_name: null, channel_type: null, status: 'ok', http_status: 200, error: null, latency_ms: 1, first_token_ms: null, usage: null, cost: null, task_id: null, bodies: null,
     });
     await insertCalls(t.ctx.db, Array.from({ length: 60 }, (_, i) => old(i)));
     expect((await call('/v1/messages', busy.key, messages)).status).toBe(200);
@@ -197,6 +210,29 @@ describe.skipIf(!haveChromium)(`the Calls pages in Chromium [${backendName}]`, (
     await context.close();
   });
 
+  it("the key forms turn body capture on and off: a holder's new key, and an existing key's limits", async () => {
+    const { context, page } = await newPage();
+    await signInAsHolder(page, holder.email, PASSWORD);
+    const form = page.getByRole('form', { name: 'Create a key' });
+    await form.getByLabel('Name', { exact: true }).fill('disputes');
+    await form.getByLabel('Log request and answer bodies').check();
+    await form.getByRole('button', { name: 'Create key' }).click();
+    await page.getByTestId('key-disputes').getByTestId('key-policy').filter({ hasText: 'bodies logged' }).waitFor();
+    const keys = (await t.app.inject({ method: 'GET', url: `/admin/keys?user_id=${holder.user.id}`, headers: adminHeaders })).json().data as { id: string; name: string; log_bodies: boolean }[];
+    expect(keys.find((k) => k.name === 'disputes')!.log_bodies).toBe(true);
+
+    await page.getByRole('button', { name: 'Limits of disputes' }).click();
+    const limits = page.getByRole('form', { name: 'Limits of key disputes' });
+    const box = limits.getByLabel('Log request and answer bodies');
+    expect(await box.isChecked()).toBe(true);
+    await box.uncheck();
+    await limits.getByRole('button', { name: 'Save limits' }).click();
+    await expect.poll(() => page.getByTestId('key-disputes').getByTestId('key-policy').textContent()).not.toContain('bodies logged');
+    const after = (await t.app.inject({ method: 'GET', url: `/admin/keys?user_id=${holder.user.id}`, headers: adminHeaders })).json().data as { name: string; log_bodies: boolean }[];
+    expect(after.find((k) => k.name === 'disputes')!.log_bodies).toBe(false);
+    await context.close();
+  });
+
   it('both pages pass the axe-core WCAG A/AA checks at desktop and phone widths, and fit a phone', async () => {
     const problems: string[] = [];
     for (const [width, viewport] of Object.entries(VIEWPORTS)) {
@@ -205,6 +241,9 @@ describe.skipIf(!haveChromium)(`the Calls pages in Chromium [${backendName}]`, (
       await holderPage.page.goto('/console/#/calls');
       await row(holderPage.page, ids.text).getByRole('button').click();
       await holderPage.page.getByTestId('call-usage').waitFor();
+      const bodies = await openBodies(holderPage.page);
+      expect(JSON.parse((await bodies.getByTestId('call-body-request').textContent())!)).toEqual(messages);
+      expect(await bodies.getByTestId('call-body-response').textContent()).toContain('"type": "message"');
       await shot(holderPage.page, `holder-calls-${width}`);
       problems.push(...(await axeProblems(holderPage.page, `holder-calls-${width}`)));
       expect(await holderPage.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
@@ -215,6 +254,7 @@ describe.skipIf(!haveChromium)(`the Calls pages in Chromium [${backendName}]`, (
       await operatorPage.page.goto('/console/#/calls');
       await row(operatorPage.page, ids.text).getByRole('button').click();
       await operatorPage.page.getByTestId('call-usage').waitFor();
+      await openBodies(operatorPage.page);
       await shot(operatorPage.page, `operator-calls-${width}`);
       problems.push(...(await axeProblems(operatorPage.page, `operator-calls-${width}`)));
       expect(await operatorPage.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);

@@ -4,7 +4,8 @@ import { ErrorNote } from './components.tsx';
 import { useAction } from './hooks.ts';
 
 // A key's policy (models, client addresses, expiry) as the key forms of both the account holder and
-// the operator edit it: lists are typed comma-separated, the expiry in local time.
+// the operator edit it: lists are typed comma-separated, the expiry in local time. The same forms
+// turn body capture on and off (the call log keeps each call's request and answer).
 
 export interface PolicyInput {
   models: string[];
@@ -28,6 +29,19 @@ export function policySummary(policy: PolicyInput): string {
     policy.expires_at === null ? 'no expiry' : `${policy.expires_at * 1000 < Date.now() ? 'expired' : 'expires'} ${new Date(policy.expires_at * 1000).toLocaleString()}`,
   ];
   return parts.join(' · ');
+}
+
+/** A key's limits line, with whether its calls' bodies are logged. */
+export const keySummary = (key: Key) => `${policySummary(key)}${key.log_bodies ? ' · bodies logged' : ''}`;
+
+/** The body capture checkbox of the key forms. */
+export function LogBodiesField({ checked, onChange }: { checked: boolean; onChange: (checked: boolean) => void }) {
+  return (
+    <label className="check">
+      <input type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
+      Log request and answer bodies
+    </label>
+  );
 }
 
 /** The three policy fields, for the create forms (state held by the caller). */
@@ -57,17 +71,19 @@ const textOf = (key: Key) => ({ models: key.models.join(', '), ips: key.allowed_
 /** Edits an existing key's policy through `path` (the console's or the admin route). */
 export function PolicyEditor({ keyItem, path, onSaved, holder = false }: { keyItem: Key; path: string; onSaved: () => Promise<void>; holder?: boolean }) {
   const [text, setText] = useState(() => textOf(keyItem));
+  const [logBodies, setLogBodies] = useState(keyItem.log_bodies);
   const action = useAction();
   const save = (event: FormEvent) => {
     event.preventDefault();
     void action.run(async () => {
-      await api('PATCH', path, policyFromText(text));
+      await api('PATCH', path, { ...policyFromText(text), log_bodies: logBodies });
       await onSaved();
     });
   };
   return (
     <form className="inline-form policy-form" onSubmit={save} aria-label={`Limits of key ${keyItem.name}`}>
       <PolicyFields value={text} onChange={setText} />
+      <LogBodiesField checked={logBodies} onChange={setLogBodies} />
       <button type="submit" disabled={action.busy}>
         Save limits
       </button>

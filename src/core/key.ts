@@ -22,6 +22,8 @@ export interface CachedKey {
   /** 1 when the key spends the account's balance with no quota of its own. */
   unlimited: number;
   rate_limit_rpm: number | null;
+  /** The request and answer of this key's calls are stored for the call log (modules/calls/call-bodies.ts). */
+  log_bodies: boolean;
   /** The account's customer group: the prices its calls pay and the models they may use. */
   group: string;
   /** key_hash as bytes, for the constant-time comparison on every request. */

@@ -43,6 +43,8 @@ export interface ApiKeysTable {
   expires_at: Generated<number | null>;
   /** JSON of the policy the operator last set: an account holder may narrow it, never widen it. */
   policy_ceiling: Generated<string | null>;
+  /** 1: the request and answer of each logged call are stored (modules/calls/call-bodies.ts). */
+  log_bodies: Generated<number>;
 }
 
 /** `overrun`: what a call used beyond its hold, charged even below zero. */
@@ -343,6 +345,8 @@ export interface CallsTable {
   usage: string | null;
   cost: string | null;
   task_id: string | null;
+  /** The result store key of the call's request and answer (a key with log_bodies), or null. */
+  bodies: string | null;
 }
 
 export interface Database {

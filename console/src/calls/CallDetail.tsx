@@ -2,10 +2,12 @@ import { useEffect, useRef, type ReactNode } from 'react';
 import type { Call } from '../api.ts';
 import { ErrorNote, Money, StatusBadge } from '../components.tsx';
 import { useLoad } from '../hooks.ts';
+import { CallBodies } from './CallBodies.tsx';
 import { callTime, timing } from './CallTable.tsx';
 
 // One call whole: what it asked, how it ended, its tokens and what each class cost. A task submit
-// names its task (what it held is its cost); the holder's Tasks page shows the task itself.
+// names its task (what it held is its cost); the holder's Tasks page shows the task itself. A call
+// of a key that logs bodies opens to its request and answer too.
 
 const CLASSES = [
   ['input', 'Input'],
@@ -60,6 +62,7 @@ export function CallDetail({ path, operator, onClose }: { path: string; operator
             )}
           </dl>
           <UsageTable call={c} />
+          {c.bodies && <CallBodies id={c.id} operator={operator} />}
         </>
       )}
     </section>

@@ -2,7 +2,7 @@ import { Fragment, useState } from 'react';
 import { type Key } from '../api.ts';
 import { ErrorNote, StatusBadge, TableRegion } from '../components.tsx';
 import { useLoad } from '../hooks.ts';
-import { PolicyEditor, policySummary } from '../KeyPolicy.tsx';
+import { keySummary, PolicyEditor } from '../KeyPolicy.tsx';
 
 // An account's keys on the operator's Accounts page, with their limits; what the operator sets here
 // is the ceiling the account holder may narrow.
@@ -36,7 +36,7 @@ export function AccountKeys({ userId, name }: { userId: string; name: string }) 
                     <StatusBadge status={key.status} />
                   </td>
                   <td data-label="Limits" className="policy" data-testid="key-policy">
-                    {policySummary(key)}
+                    {keySummary(key)}
                   </td>
                   <td className="actions">
                     <button type="button" className="secondary" aria-expanded={editing === key.id} onClick={() => setEditing(editing === key.id ? undefined : key.id)} aria-label={`Limits of ${key.name}`}>

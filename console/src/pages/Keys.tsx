@@ -2,7 +2,7 @@ import { Fragment, useState, type FormEvent } from 'react';
 import { api, unitName, when, type Key } from '../api.ts';
 import { ErrorNote, Money, Section, StatusBadge, TableRegion } from '../components.tsx';
 import { useAction, useCopy } from '../hooks.ts';
-import { emptyPolicyText, PolicyEditor, PolicyFields, policyFromText, policySummary } from '../KeyPolicy.tsx';
+import { emptyPolicyText, keySummary, LogBodiesField, PolicyEditor, PolicyFields, policyFromText } from '../KeyPolicy.tsx';
 
 // The account holder's keys: create (with limits), disable, delete, and narrow a key's limits.
 
@@ -12,6 +12,7 @@ export function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; 
   const [quota, setQuota] = useState('');
   const [rateLimit, setRateLimit] = useState('');
   const [policy, setPolicy] = useState(emptyPolicyText);
+  const [logBodies, setLogBodies] = useState(false);
   const [secret, setSecret] = useState<string | undefined>();
   const copier = useCopy();
   const [editing, setEditing] = useState<string | undefined>();
@@ -28,12 +29,14 @@ export function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; 
         ...(limits.models.length ? { models: limits.models } : {}),
         ...(limits.allowed_ips.length ? { allowed_ips: limits.allowed_ips } : {}),
         ...(limits.expires_at !== null ? { expires_at: limits.expires_at } : {}),
+        ...(logBodies ? { log_bodies: true } : {}),
       };
       const created = await api<Key & { key: string }>('POST', '/console/api/keys', body);
       setSecret(created.key);
       copier.reset();
       setName('');
       setPolicy(emptyPolicyText);
+      setLogBodies(false);
       await onChange();
     });
   };
@@ -71,6 +74,7 @@ export function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; 
           <input type="number" min="1" placeholder="default" value={rateLimit} onChange={(e) => setRateLimit(e.target.value)} />
         </label>
         <PolicyFields value={policy} onChange={setPolicy} />
+        <LogBodiesField checked={logBodies} onChange={setLogBodies} />
         <button type="submit" disabled={action.busy}>
           Create key
         </button>
@@ -126,7 +130,7 @@ export function Keys({ keys, error, onChange }: { keys?: Key[]; error?: string; 
                   </td>
                   <td data-label="Rate limit">{key.rate_limit_rpm === null ? 'default' : `${key.rate_limit_rpm}/min`}</td>
                   <td data-label="Limits" className="policy" data-testid="key-policy">
-                    {policySummary(key)}
+                    {keySummary(key)}
                   </td>
                   <td data-label="Created">{when(key.created_at)}</td>
                   <td className="actions">

@@ -19,6 +19,7 @@ import { migration as m0017 } from './0017_redeem_codes.ts';
 import { migration as m0018 } from './0018_groups.ts';
 import { migration as m0019 } from './0019_calls.ts';
 import { migration as m0023 } from './0023_topups.ts';
+import { migration as m0024 } from './0024_call_bodies.ts';
 
 // Every migration in the order it runs. A name is stored in each database it ran on: never rename
 // one; a change is a new file with the next number, added at the end.
@@ -43,4 +44,5 @@ export const migrations: Record<string, DialectMigration> = {
   '0018_groups': m0018,
   '0019_calls': m0019,
   '0023_topups': m0023,
+  '0024_call_bodies': m0024,
 };

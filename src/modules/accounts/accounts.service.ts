@@ -62,6 +62,7 @@ export function keyView(ctx: Ctx, key: ApiKey, held: Pending = NOTHING_PENDING) 
     quota: key.unlimited === 1 ? null : toBalance(key.quota_remain + held.limited, ctx.config),
     quota_used: toBalance(key.quota_used - held.unspent, ctx.config),
     rate_limit_rpm: key.rate_limit_rpm,
+    log_bodies: key.log_bodies === 1,
     ...policyOfRow(key),
     operator_policy: ceilingOfRow(key),
     created_at: Math.floor(key.created_at / 1000),
@@ -125,6 +126,8 @@ export interface NewKeyInput extends Partial<KeyPolicy> {
   quota?: number;
   unlimited?: boolean;
   rate_limit_rpm?: number | null;
+  /** Store the request and answer of the key's calls with the call log. */
+  log_bodies?: boolean;
 }
 
 export async function createKey(ctx: Ctx, input: NewKeyInput, by: KeyWriter = 'operator') {
@@ -148,6 +151,7 @@ export async function createKey(ctx: Ctx, input: NewKeyInput, by: KeyWriter = 'o
       quota_remain: 0,
       quota_used: 0,
       rate_limit_rpm: input.rate_limit_rpm ?? null,
+      log_bodies: input.log_bodies ? 1 : 0,
       created_at: now,
       updated_at: now,
       deleted_at: null,
@@ -169,6 +173,7 @@ export interface KeyChanges extends Partial<KeyPolicy> {
   name?: string;
   status?: Exclude<KeyStatus, 'deleted'>;
   rate_limit_rpm?: number | null;
+  log_bodies?: boolean;
   /** New remaining quota of a limited key, in the balance unit. */
   quota?: number;
 }
@@ -190,7 +195,8 @@ export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges, by: K
       const delta = Math.max(target - (locked.quota_remain + held), -locked.quota_remain);
       if (delta !== 0) await adjustKeyQuota(trx, { userId: locked.user_id, keyId: id, delta, amount: 0, note: 'quota set' });
     }
-    const settings = { name: changes.name, status: changes.status, rate_limit_rpm: changes.rate_limit_rpm };
+    const logBodies = changes.log_bodies === undefined ? undefined : changes.log_bodies ? 1 : 0;
+    const settings = { name: changes.name, status: changes.status, rate_limit_rpm: changes.rate_limit_rpm, log_bodies: logBodies };
     if (policyFields(changes)) {
       const policy = normalizePolicy(changes, policyOfRow(locked));
       if (by === 'account') assertWithinCeiling(policy, ceilingOfRow(locked));

@@ -76,6 +76,8 @@ export function keyGuard(ctx: GuardContext, options: KeyGuardOptions = {}): preV
     assertUsable(key, digest.bytes, options);
     // Known before its policy is checked: a refusal is logged under the key's account (modules/calls/).
     request.apiKey = key;
+    // Body capture for the call log (modules/calls/call-bodies.ts), off unless the key asks for it.
+    if (key.log_bodies) request.callEntry?.keepBodies(request.body, reply.raw, token, ctx.config.callBodyMaxBytes);
     if (key.policy) assertPolicy(key, request, options);
     const budget = budgetOf(ctx, key, options.read === true);
     // Counted in memory (one process without Redis) the limit needs no wait.

@@ -18,6 +18,7 @@ export function keyStore(db: Kysely<Database>): KeyStore {
         status: row.status,
         unlimited: row.unlimited,
         rate_limit_rpm: row.rate_limit_rpm,
+        log_bodies: row.log_bodies === 1,
         group: row.group_name,
         hashBytes: Buffer.from(row.key_hash, 'hex'),
         policy: compilePolicy(policyOfRow(row)),

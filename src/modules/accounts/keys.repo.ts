@@ -65,6 +65,7 @@ export interface KeySettings {
   name?: string;
   status?: 'active' | 'disabled';
   rate_limit_rpm?: number | null;
+  log_bodies?: number;
   /** The policy columns (key-policy.ts policyColumns) and the operator's ceiling, JSON. */
   models?: string | null;
   allowed_ips?: string | null;
@@ -73,8 +74,8 @@ export interface KeySettings {
 }
 
 export async function updateKeySettings(db: Kysely<Database>, id: string, settings: KeySettings): Promise<void> {
-  const { name, status, rate_limit_rpm, models, allowed_ips, expires_at, policy_ceiling } = settings;
-  await updateKey(db, id, { name, status, rate_limit_rpm, models, allowed_ips, expires_at, policy_ceiling });
+  const { name, status, rate_limit_rpm, log_bodies, models, allowed_ips, expires_at, policy_ceiling } = settings;
+  await updateKey(db, id, { name, status, rate_limit_rpm, log_bodies, models, allowed_ips, expires_at, policy_ceiling });
 }
 
 export async function updateKey(db: Kysely<Database>, id: string, changes: ApiKeyUpdate): Promise<boolean> {

@@ -52,7 +52,7 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/admin/keys', { schema: doc("List an account's keys", { querystring: S.KeysQuery, response: { 200: Type.Object({ data: Type.Array(S.Key) }) } }) },
       async (request) => ({ data: await accounts.findKeys(ctx, request.query.user_id) }));
 
-    app.patch('/admin/keys/:id', { schema: doc('Change a key (name, status, quota, rate limit)', { params: IdParams, body: S.UpdateKeyBody, response: { 200: S.Key, ...ErrorResponses } }) },
+    app.patch('/admin/keys/:id', { schema: doc('Change a key (name, status, quota, rate limit, body capture)', { params: IdParams, body: S.UpdateKeyBody, response: { 200: S.Key, ...ErrorResponses } }) },
       (request) => accounts.changeKey(ctx, request.params.id, request.body));
 
     app.delete('/admin/keys/:id', { schema: doc('Delete a key (soft delete; refused everywhere within a second)', { params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }) } }) },

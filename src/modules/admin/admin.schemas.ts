@@ -90,12 +90,15 @@ const Policy = Type.Object({
   expires_at: Type.Union([Type.Integer(), Type.Null()]),
 });
 
+export const LogBodies = Type.Boolean({ description: "Store each call's request and answer with the call log (secrets redacted), for disputes; default false" });
+
 export const CreateKeyBody = Type.Object({
   user_id: Type.String({ minLength: 1, maxLength: 100 }),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   quota: Type.Optional(Amount),
   unlimited: Type.Optional(Type.Boolean()),
   rate_limit_rpm: Type.Optional(RateLimit),
+  log_bodies: Type.Optional(LogBodies),
   ...PolicyFields,
 }, closed);
 
@@ -104,6 +107,7 @@ export const UpdateKeyBody = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')])),
   quota: Type.Optional(Amount),
   rate_limit_rpm: Type.Optional(RateLimit),
+  log_bodies: Type.Optional(LogBodies),
   ...PolicyFields,
 }, closed);
 
@@ -123,6 +127,7 @@ export const Key = Type.Object(
     quota: Type.Union([Type.Number(), Type.Null()]),
     quota_used: Type.Number(),
     rate_limit_rpm: Type.Union([Type.Integer(), Type.Null()]),
+    log_bodies: Type.Boolean({ description: "Each call's request and answer are stored with the call log" }),
     models: Type.Array(Type.String(), { description: 'Empty = every model' }),
     allowed_ips: Type.Array(Type.String(), { description: 'Empty = any address' }),
     expires_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds; null = never' }),

@@ -1,6 +1,8 @@
+import type { ServerResponse } from 'node:http';
 import { ApiError, typeForStatus } from '../../core/errors.ts';
 import type { UsageClasses } from '../../core/usage.ts';
 import type { UsageCost } from '../billing/usage-cost.ts';
+import { BodyCapture } from './call-bodies.ts';
 
 // One call's line in the call log while the call runs. The HTTP edge opens it for every route that
 // declares a call surface (calls.hooks.ts), the text path and the task submit fill in what only they
@@ -42,6 +44,8 @@ export interface CallFacts {
 
 export class CallEntry {
   readonly facts: CallFacts = {};
+  /** The request and answer, kept only for a key with `log_bodies` (call-bodies.ts). */
+  bodies: BodyCapture | undefined = undefined;
   readonly startedAt = Date.now();
   private readonly startedHr = performance.now();
   private waits = 1;
@@ -65,6 +69,15 @@ export class CallEntry {
   /** A part of the call (the text path) the row waits for as well as the response. */
   begin(): void {
     this.waits++;
+  }
+
+  /**
+   * The key guard calls this for a key with `log_bodies`, once the body is parsed: the body is
+   * kept (redacted) and the response tapped from here on. `secret` is the key string the caller sent.
+   */
+  keepBodies(body: unknown, raw: ServerResponse, secret: string, maxBytes: number): void {
+    this.bodies = new BodyCapture(body, secret, maxBytes);
+    this.bodies.tap(raw);
   }
 
   /** Not a call after all (a token count): no row. */

@@ -1,12 +1,16 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { BlobStore } from '../../blobs/blob-store.ts';
 import type { Database } from '../../db/types.ts';
+import type { BodyCapture } from './call-bodies.ts';
+import { BodiesStore } from './call-bodies-store.ts';
 import { insertCalls, sweepCalls, type CallRow } from './calls.repo.ts';
 
 // The call log's writer. A call only pushes its row onto an array; the rows are written by one
 // multi-row INSERT when WRITE_EVERY_MS has passed since the first queued one or BATCH are waiting,
 // whichever comes first, one write at a time. Rows that fail to write are logged and dropped: the
-// log must never hold a call back or fail it. The sweeper deletes rows older than CALL_LOG_DAYS.
+// log must never hold a call back or fail it. The sweeper deletes rows older than CALL_LOG_DAYS, and
+// the bodies stored for them (a key's `log_bodies`, call-bodies-store.ts).
 
 const WRITE_EVERY_MS = 200;
 const BATCH = 500;
@@ -20,6 +24,8 @@ export interface CallLogDeps {
   db: Kysely<Database>;
   logger: Pick<Logger, 'error' | 'warn'>;
   days: number;
+  /** The result store, where the bodies of `log_bodies` keys' calls go. */
+  store: BlobStore;
 }
 
 export class CallLog {
@@ -30,7 +36,19 @@ export class CallLog {
   private inFlight = 0;
   private dropped = 0;
 
-  constructor(private readonly deps: CallLogDeps) {}
+  readonly bodies: BodiesStore;
+
+  constructor(private readonly deps: CallLogDeps) {
+    this.bodies = new BodiesStore(deps.store, deps.logger, deps.days);
+  }
+
+  /** A row whose call kept its bodies: queued once they are stored, naming them only if they were. */
+  pushWithBodies(row: CallRow, capture: BodyCapture): void {
+    this.bodies.write(row.id, row.time, capture, (key) => {
+      row.bodies = key;
+      this.push(row);
+    });
+  }
 
   push(row: CallRow): void {
     if (this.rows.length + this.inFlight >= MAX_WAITING) {
@@ -68,7 +86,9 @@ export class CallLog {
     const before = now - this.deps.days * DAY_MS;
     let total = 0;
     for (;;) {
-      const deleted = await sweepCalls(this.deps.db, before, SWEEP_BATCH);
+      // Each row is deleted by one sweeper, which then deletes the bodies it named.
+      const { deleted, bodies } = await sweepCalls(this.deps.db, before, SWEEP_BATCH);
+      if (bodies.length > 0) await this.bodies.delete(bodies);
       total += deleted;
       if (deleted < SWEEP_BATCH) return total;
     }
@@ -85,6 +105,7 @@ export class CallLog {
   async stop(): Promise<void> {
     clearInterval(this.sweeper);
     this.sweeper = undefined;
+    await this.bodies.drain();
     await this.flush();
   }
 }

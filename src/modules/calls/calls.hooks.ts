@@ -24,7 +24,9 @@ export function registerCallLog(app: Pick<FastifyInstance, 'addHook'>, log: Call
     if (surface) {
       const entry = new CallEntry(surface, () => {
         const row = rowOf(request, entry, closed);
-        if (row) log.push(row);
+        if (!row) return;
+        if (entry.bodies) log.pushWithBodies(row, entry.bodies);
+        else log.push(row);
       });
       let closed = { status: 0, finished: false, latency: 0 };
       request.callEntry = entry;
@@ -87,5 +89,6 @@ function rowOf(request: FastifyRequest, entry: CallEntry, closed: { status: numb
     usage: f.usage ? JSON.stringify(f.usage) : null,
     cost: f.cost ? JSON.stringify(f.cost) : null,
     task_id: f.taskId ?? null,
+    bodies: null,
   };
 }

@@ -11,7 +11,7 @@ export type CallRead = CallRow & { key_name: string | null };
 
 const COLUMNS = [
   'id', 'time', 'user_id', 'key_id', 'model', 'surface', 'channel_id', 'channel_name', 'channel_type', 'status',
-  'http_status', 'error', 'latency_ms', 'first_token_ms', 'usage', 'cost', 'task_id',
+  'http_status', 'error', 'latency_ms', 'first_token_ms', 'usage', 'cost', 'task_id', 'bodies',
 ] as const satisfies readonly (keyof CallRow)[];
 // SQLite: statements of four fixed sizes, each prepared once.
 const insertRows = rowsInserter<CallRow>('calls', COLUMNS, [64, 16, 4, 1], ' on conflict (id) do nothing');
@@ -70,13 +70,14 @@ export async function getCall(db: Kysely<Database>, id: string): Promise<CallRea
 }
 
 /**
- * Deletes up to `batch` rows older than `before`; the count deleted. Several processes may run it at
- * once: each row is deleted by one of them, the others find it gone.
+ * Deletes up to `batch` rows older than `before`: the count deleted and the bodies those rows named.
+ * Several processes may run it at once: each row is deleted by one of them, the others find it gone.
  */
-export async function sweepCalls(db: Kysely<Database>, before: number, batch: number): Promise<number> {
-  const result = await db
+export async function sweepCalls(db: Kysely<Database>, before: number, batch: number): Promise<{ deleted: number; bodies: string[] }> {
+  const rows = await db
     .deleteFrom('calls')
     .where('id', 'in', db.selectFrom('calls').select('id').where('time', '<', before).orderBy('time').limit(batch))
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+    .returning('bodies')
+    .execute();
+  return { deleted: rows.length, bodies: rows.flatMap((r) => (r.bodies ? [r.bodies] : [])) };
 }

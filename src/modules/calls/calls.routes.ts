@@ -5,7 +5,7 @@ import { ErrorResponses, IdParams } from '../../http/schemas.ts';
 import { ADMIN_SURFACE, declareSurface } from '../../http/surface.ts';
 import { accountSessionGuard } from '../console/session-guard.ts';
 import * as S from './calls.schemas.ts';
-import { findCall, findCalls, withoutChannel } from './calls.service.ts';
+import { findBodies, findCall, findCalls, withoutChannel } from './calls.service.ts';
 
 // The call log: every text call and task submit, refused ones too. The operator filters by any
 // account and channel; an account holder sees its own account's calls, never a channel.
@@ -19,6 +19,8 @@ export function adminCallsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => findCalls(ctx, request.query));
     app.get('/admin/calls/:id', { schema: doc('One call of the call log', { params: IdParams, response: { 200: S.AdminCall, ...ErrorResponses } }) },
       async (request) => findCall(ctx, request.params.id));
+    app.get('/admin/calls/:id/bodies', { schema: doc("A call's stored request and answer (keys with log_bodies; 404 when none)", { params: IdParams, response: { 200: S.CallBodies, ...ErrorResponses } }) },
+      async (request) => findBodies(ctx, request.params.id));
   };
 }
 
@@ -34,5 +36,7 @@ export function consoleCallsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       });
     app.get('/console/api/calls/:id', { schema: doc("One of the account's calls", { params: IdParams, response: { 200: S.AccountCall, ...ErrorResponses } }) },
       async (request) => withoutChannel(await findCall(ctx, request.params.id, request.consoleSession!.user_id!)));
+    app.get('/console/api/calls/:id/bodies', { schema: doc("One of the account's calls: its stored request and answer (keys with log_bodies; 404 when none)", { params: IdParams, response: { 200: S.CallBodies, ...ErrorResponses } }) },
+      async (request) => findBodies(ctx, request.params.id, request.consoleSession!.user_id!));
   };
 }

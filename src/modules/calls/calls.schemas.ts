@@ -46,11 +46,20 @@ const callFields = {
   usage: Nullable(Usage),
   cost: Nullable(Cost),
   task_id: Nullable(Type.String()),
+  bodies: Type.Boolean({ description: 'The request and answer were stored (a key with log_bodies): GET …/calls/{id}/bodies' }),
 };
 
 export const AccountCall = Type.Object(callFields);
 export const AdminCall = Type.Object({ ...callFields, channel: Nullable(Type.Object({ id: Type.String(), name: Type.String(), type: Type.String() })) });
 export type AdminCallView = Static<typeof AdminCall>;
+
+const Body = Type.Unknown({ description: 'JSON when the stored bytes parse as JSON, else the text (a stream: its events as sent); secrets redacted' });
+export const CallBodies = Type.Object({
+  request: Body,
+  response: Body,
+  truncated: Type.Boolean({ description: 'A body was cut at CALL_BODY_MAX_BYTES' }),
+});
+export type CallBodiesView = Static<typeof CallBodies>;
 
 const Next = Nullable(Type.String({ description: 'Pass as `after` for the next page; null on the last' }));
 export const AccountCalls = Type.Object({ data: Type.Array(AccountCall), next: Next });

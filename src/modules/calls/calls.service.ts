@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { toBalance } from '../../lib/money.ts';
 import { getCall, listCalls, type CallRead } from './calls.repo.ts';
-import type { AdminCallView, CallsQuery } from './calls.schemas.ts';
+import type { AdminCallView, CallBodiesView, CallsQuery } from './calls.schemas.ts';
 
 // Reading the call log: a page newest first, cursor by (time, id), and one call. An account holder
 // reads only its own account's calls (the filter is the session's, not the query's) and never a
@@ -40,6 +40,7 @@ export function callView(ctx: Pick<AppContext, 'config'>, row: CallRead): AdminC
     usage: row.usage ? JSON.parse(row.usage) : null,
     cost: cost ? (Object.fromEntries(Object.entries(cost).map(([k, v]) => [k, toBalance(v, ctx.config)])) as AdminCallView['cost']) : null,
     task_id: row.task_id,
+    bodies: row.bodies !== null,
   };
 }
 
@@ -68,6 +69,25 @@ export async function findCall(ctx: AppContext, id: string, userId?: string): Pr
   const row = await getCall(ctx.db, id);
   if (!row || (userId !== undefined && row.user_id !== userId)) throw notFound(`No call ${id}`);
   return callView(ctx, row);
+}
+
+const parsed = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+/** A call's stored request and answer; none (never kept, or already swept) is a 404, as is another account's call. */
+export async function findBodies(ctx: AppContext, id: string, userId?: string): Promise<CallBodiesView> {
+  await ctx.callLog.bodies.drain();
+  await ctx.callLog.flush();
+  const row = await getCall(ctx.db, id);
+  if (!row || (userId !== undefined && row.user_id !== userId)) throw notFound(`No call ${id}`);
+  const stored = row.bodies ? await ctx.callLog.bodies.read(row.bodies) : undefined;
+  if (!stored) throw notFound(`No bodies stored for call ${id}`);
+  return { request: parsed(stored.request), response: parsed(stored.response), truncated: stored.truncated.request || stored.truncated.response };
 }
 
 /** The account holder's view: the same row without its channel. */

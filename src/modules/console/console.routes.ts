@@ -105,11 +105,11 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post('/console/api/keys', { schema: doc('Create a key (the secret is shown once)', { body: S.NewKeyBody, response: { 201: CreatedKey, ...ErrorResponses } }) },
       async (request, reply) => reply.status(201).send(await accounts.createKey(ctx, { ...request.body, user_id: userId(request) }, 'account')));
 
-    app.patch('/console/api/keys/:id', { schema: doc("Disable or re-enable a key; narrow its models, addresses and expiry (never past the operator's)", { params: IdParams, body: S.KeyStatusBody, response: { 200: Key, ...ErrorResponses } }) },
+    app.patch('/console/api/keys/:id', { schema: doc("Disable or re-enable a key, turn body capture on or off; narrow its models, addresses and expiry (never past the operator's)", { params: IdParams, body: S.KeyStatusBody, response: { 200: Key, ...ErrorResponses } }) },
       async (request) => {
         await ownKey(request, request.params.id);
-        const { status, models, allowed_ips, expires_at } = request.body;
-        return accounts.changeKey(ctx, request.params.id, { status, models, allowed_ips, expires_at }, 'account');
+        const { status, log_bodies, models, allowed_ips, expires_at } = request.body;
+        return accounts.changeKey(ctx, request.params.id, { status, log_bodies, models, allowed_ips, expires_at }, 'account');
       });
 
     app.delete('/console/api/keys/:id', { schema: doc('Delete a key (refused by the API from then on)', { params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }), ...ErrorResponses } }) },

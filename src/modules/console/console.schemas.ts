@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { PolicyFields } from '../admin/admin.schemas.ts';
+import { LogBodies, PolicyFields } from '../admin/admin.schemas.ts';
 import { TopupSettings } from '../topups/topups.schemas.ts';
 
 // Every write body takes only its documented fields: anything else is a 400 naming it.
@@ -40,11 +40,12 @@ export const NewKeyBody = Type.Object({
   quota: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: 'In the balance unit; omit with unlimited: true' })),
   unlimited: Type.Optional(Type.Boolean()),
   rate_limit_rpm: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()])),
+  log_bodies: Type.Optional(LogBodies),
   ...PolicyFields,
 }, closed);
 
-/** A holder's change to an own key: its status, and its policy inside the operator's. */
-export const KeyStatusBody = Type.Object({ status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')])), ...PolicyFields }, closed);
+/** A holder's change to an own key: its status, body capture, and its policy inside the operator's. */
+export const KeyStatusBody = Type.Object({ status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')])), log_bodies: Type.Optional(LogBodies), ...PolicyFields }, closed);
 
 export const KeyUsage = Type.Object({
   key_id: Type.String(),
