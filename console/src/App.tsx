@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ReactElement } from 'react';
 import { api, setBillingUnit, setCsrfToken, type Session } from './api.ts';
 import { useHashRoute } from './hooks.ts';
 import { SignIn } from './pages/SignIn.tsx';
@@ -13,6 +13,11 @@ import { Calls as OperatorCalls } from './operator/Calls.tsx';
 import { PricesPage } from './operator/Prices.tsx';
 import { Codes } from './operator/Codes.tsx';
 import { Groups } from './operator/Groups.tsx';
+import { Invites } from './operator/Invites.tsx';
+import { SignUp } from './pages/SignUp.tsx';
+import { Verify } from './pages/Verify.tsx';
+import { ForgotPassword } from './pages/ForgotPassword.tsx';
+import { ResetPassword } from './pages/ResetPassword.tsx';
 
 const ACCOUNT_PAGES = [
   { path: '/', label: 'Overview', view: Overview },
@@ -28,7 +33,10 @@ const OPERATOR_PAGES = [
   { path: '/prices', label: 'Prices', view: PricesPage },
   { path: '/groups', label: 'Groups', view: Groups },
   { path: '/codes', label: 'Codes', view: Codes },
+  { path: '/invites', label: 'Invites', view: Invites },
 ];
+// Pages for people who are not signed in; mailed links open the last two, so they show whoever is signed in.
+const PUBLIC_PAGES: Record<string, () => ReactElement> = { '/signup': SignUp, '/verify': Verify, '/forgot': ForgotPassword, '/reset': ResetPassword };
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
@@ -56,6 +64,8 @@ export function App() {
     setSession(null);
   };
 
+  const Public = PUBLIC_PAGES[route.split('?')[0]!];
+  if (Public) return <Public />;
   if (session === undefined) return <p className="loading">Loading…</p>;
   if (session === null) return <SignIn onSignedIn={signedIn} />;
 
