@@ -152,8 +152,8 @@ describe.skipIf(!haveChromium)(`console sign-up and password reset in Chromium [
       await form.getByRole('button', { name: 'Make invite' }).click();
       const link = (await page.getByTestId('invite-link').textContent())!;
       expect(link).toMatch(new RegExp(`^${base}/console/#/signup\\?invite=inv-[0-9a-f]{32}$`));
-      await page.getByRole('region', { name: 'Invites' }).getByText(`invitee-${width}@example.com`).waitFor();
-      expect(await page.getByRole('region', { name: 'Invites' }).textContent()).not.toContain(link.split('invite=')[1]);
+      await page.getByRole('region', { name: 'Invites', exact: true }).getByText(`invitee-${width}@example.com`).waitFor();
+      expect(await page.getByRole('region', { name: 'Invites', exact: true }).textContent()).not.toContain(link.split('invite=')[1]);
       expect(await fitsWidth(page)).toBe(true);
       await shot(page, `operator-invites-${width}`);
       problems.push(...(await axeProblems(page, `operator-invites-${width}`)));
