@@ -62,6 +62,9 @@ describe.skipIf(!haveChromium)(`console sign-up and password reset in Chromium [
       const email = `Browser-${width}-${Date.now().toString(36)}@Example.com`;
       const { context, page } = await newPage(viewport);
       await page.goto('/console/');
+      await page.getByRole('link', { name: 'Forgot your password?' }).waitFor();
+      await shot(page, `signin-with-signup-${width}`);
+      problems.push(...(await axeProblems(page, `signin-with-signup-${width}`)));
       await page.getByRole('link', { name: 'Create an account' }).click();
       await page.getByRole('heading', { name: 'Create an account' }).waitFor();
       problems.push(...(await axeProblems(page, `signup-${width}`)));

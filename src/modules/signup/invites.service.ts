@@ -45,7 +45,7 @@ export async function createInvite(ctx: Ctx, input: { email?: string; expires_at
   const code = `inv-${randomBytes(16).toString('hex')}`;
   const row: Invite = { id: newId('inv'), code_hash: codeHash(code), email, created_at: now, expires_at: expiresAt, used_at: null, used_by: null, revoked_at: null };
   await insertInvite(ctx.db, row);
-  return { ...inviteView(row, now), code, link: `${consoleLink(ctx, 'signin')}signup?invite=${code}` };
+  return { ...inviteView(row, now), code, link: consoleLink(ctx, 'signup', { invite: code }) };
 }
 
 export async function findInvites(ctx: Ctx, limit = 1000) {

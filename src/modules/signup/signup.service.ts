@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import { ApiError, badRequest, forbidden } from '../../core/errors.ts';
+import { getUser } from '../accounts/accounts.repo.ts';
 import { MIN_PASSWORD_LENGTH, EMAIL, normalizeEmail } from '../console/console.service.ts';
 import { hashPassword } from '../console/password.ts';
 import { deleteUserSessions, findCredentialsByEmail } from '../console/sessions.repo.ts';
@@ -10,7 +11,6 @@ import { EMAIL_TAKEN, openAccount } from './open-account.ts';
 import { countAttempt } from './signup-limits.ts';
 import { giveBackInvite, markVerified, setInviteUser, setPasswordHash, takeInvite, useUpTokens } from './signup.repo.ts';
 import { issueToken, redeemToken } from './tokens.ts';
-import { getUser } from '../accounts/accounts.repo.ts';
 
 // Customers open their own accounts (SIGNUP=open, or invite with an operator's invite), confirm the
 // email through a mailed link, and set a new password through another. The answers to sign-up and
@@ -50,9 +50,10 @@ export async function signUp(ctx: Ctx, input: { email: string; password: string;
   try {
     userId = await openAccount(ctx, { email, passwordHash, verified: false });
   } catch (err) {
+    // The invite opened nothing: it is free again.
+    if (invite) await giveBackInvite(ctx.db, invite.id);
     if (!(err instanceof ApiError && err.message === EMAIL_TAKEN)) throw err;
     // A parallel sign-up opened the account first: this one is answered as for an existing email.
-    if (invite) await giveBackInvite(ctx.db, invite.id);
     const winner = await findCredentialsByEmail(ctx.db, email);
     if (winner) await mailExisting(ctx, winner);
     return { message: SIGNUP_ACCEPTED };

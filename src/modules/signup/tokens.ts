@@ -24,6 +24,8 @@ export async function issueToken(ctx: Ctx, userId: string, purpose: Purpose): Pr
 /** The account the token was issued to; undefined when it is unknown, used or expired. */
 export const redeemToken = (ctx: Ctx, token: string, purpose: Purpose) => takeToken(ctx.db, hashOf(token), purpose, Date.now());
 
-/** The console page a mailed link opens; the token rides in the fragment, which no server or Referer sees. */
-export const consoleLink = (ctx: Pick<AppContext, 'config'>, page: 'verify' | 'reset' | 'signin' | 'forgot', token?: string) =>
-  `${ctx.config.publicBaseUrl}/console/#/${page === 'signin' ? '' : page}${token ? `?token=${encodeURIComponent(token)}` : ''}`;
+/** A console page's address; a token rides in the fragment, which no server or Referer sees. */
+export function consoleLink(ctx: Pick<AppContext, 'config'>, page: 'verify' | 'reset' | 'signin' | 'forgot' | 'signup', query: Record<string, string> = {}): string {
+  const search = new URLSearchParams(query).toString();
+  return `${ctx.config.publicBaseUrl}/console/#/${page === 'signin' ? '' : page}${search ? `?${search}` : ''}`;
+}
