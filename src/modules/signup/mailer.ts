@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { AppContext } from '../../context.ts';
 
 // Mail leaves in the background: an answer never waits for the SMTP server, so neither its speed
@@ -13,13 +13,14 @@ export interface Mail {
   text: string;
 }
 
-// One transport per SMTP_URL for the process; it opens a connection per mail.
-const transports = new Map<string, Transporter>();
+// One transport per SMTP_URL for the process; it opens a connection per mail. nodemailer is loaded
+// at the first mail, so a gateway that sends none (and every CLI command) never pays for it.
+const transports = new Map<string, Promise<Transporter>>();
 
-function transportFor(url: string): Transporter {
+function transportFor(url: string): Promise<Transporter> {
   let transport = transports.get(url);
   if (!transport) {
-    transport = nodemailer.createTransport(url);
+    transport = import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(url));
     transports.set(url, transport);
   }
   return transport;
@@ -34,6 +35,6 @@ export function sendInBackground(ctx: Ctx, mail: Mail): void {
     return;
   }
   transportFor(url)
-    .sendMail({ from: ctx.config.mail.from, to: mail.to, subject: mail.subject, text: mail.text })
+    .then((transport) => transport.sendMail({ from: ctx.config.mail.from, to: mail.to, subject: mail.subject, text: mail.text }))
     .catch((err: unknown) => ctx.logger.error({ to: mail.to, subject: mail.subject, err: err instanceof Error ? err.message : String(err) }, 'mail not sent'));
 }
