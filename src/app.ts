@@ -33,6 +33,7 @@ import { chatRoutes } from './modules/chat/chat.routes.ts';
 import { responsesRoutes } from './modules/responses/responses.routes.ts';
 import { modelsRoutes } from './modules/models/models.routes.ts';
 import { adminCodesRoutes, consoleRedeemRoutes, keyRedeemRoutes } from './modules/codes/codes.routes.ts';
+import { adminInvitesRoutes, signupRoutes } from './modules/signup/signup.routes.ts';
 import { registerCallLog } from './modules/calls/calls.hooks.ts';
 import { adminCallsRoutes, consoleCallsRoutes } from './modules/calls/calls.routes.ts';
 import { adminTopupsRoutes, consoleTopupsRoutes, stripeWebhookRoutes } from './modules/topups/topups.routes.ts';
@@ -201,6 +202,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(balanceRoutes(ctx));
   await app.register(adminRoutes(ctx));
   await app.register(adminCodesRoutes(ctx));
+  await app.register(adminInvitesRoutes(ctx));
   await app.register(keyRedeemRoutes(ctx));
   await app.register(channelsRoutes(ctx));
   await app.register(imagesRoutes(ctx));
@@ -218,6 +220,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(responsesRoutes(ctx));
   await app.register(modelsRoutes(ctx));
   await app.register(sessionRoutes(ctx));
+  await app.register(signupRoutes(ctx));
   await app.register(consoleRoutes(ctx));
   await app.register(consoleRedeemRoutes(ctx));
   await app.register(consoleCallsRoutes(ctx));

@@ -53,6 +53,11 @@ ${CHANNEL_TYPES_HELP}
                                           the codes are printed once (only their hashes are kept)
   codes list [--batch ID]                 list codes with their use (never the codes themselves)
   codes revoke ID                         revoke a code (what it credited stays)
+  invites create [--email E] [--expires-at UNIX]
+                                          make a sign-up invite (SIGNUP=invite), bound to E when
+                                          given; the code and its link are printed once
+  invites list                            list invites with their state (never the codes)
+  invites revoke ID                       withdraw an invite (an account it opened stays)
   ledger audit                            recompute every balance from the ledger
 
 Numbers may be negative: --priority -5 (or --priority=-5).

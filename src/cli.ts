@@ -8,6 +8,8 @@ import * as accounts from './modules/accounts/accounts.service.ts';
 import * as channels from './modules/channels/channels.service.ts';
 import * as codes from './modules/codes/codes.service.ts';
 import { CreateCodesBody } from './modules/codes/codes.schemas.ts';
+import * as invites from './modules/signup/invites.service.ts';
+import { CreateInviteBody } from './modules/signup/signup.schemas.ts';
 import { setCredentials } from './modules/console/console.service.ts';
 import { auditLedger } from './modules/billing/ledger.audit.ts';
 import { ApiError } from './core/errors.ts';
@@ -80,6 +82,12 @@ async function run(ctx: AppContext, words: string[], v: Values): Promise<unknown
       return codes.findCodes(ctx, { batchId: v.batch, limit: 1000 });
     case 'codes revoke':
       return codes.revoke(ctx, need('ID', id));
+    case 'invites create':
+      return invites.createInvite(ctx, checked(CreateInviteBody, { email: v.email, expires_at: num('expires-at', v['expires-at']) }));
+    case 'invites list':
+      return invites.findInvites(ctx);
+    case 'invites revoke':
+      return invites.revoke(ctx, need('ID', id));
     case 'ledger audit': {
       const mismatches = await auditLedger(ctx.db);
       return { balanced: mismatches.length === 0, mismatches };

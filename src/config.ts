@@ -115,6 +115,20 @@ export interface Config {
   };
   /** Top-ups paid with Stripe Checkout (modules/topups/); undefined when STRIPE_SECRET_KEY is unset. */
   topups: TopupsConfig | undefined;
+  /** Customers opening their own accounts (modules/signup/). */
+  signup: {
+    /** SIGNUP: closed = only operators make accounts; open = anyone with an email; invite = with an operator's invite. */
+    mode: 'closed' | 'open' | 'invite';
+    /** SIGNUP_CREDIT: credited to each new account, in the configured balance unit. */
+    credit: number;
+    /** Sign-up, verification and reset requests per minute per client address, and mails per minute per email. */
+    rpm: number;
+    verifyTtlMs: number;
+    resetTtlMs: number;
+    inviteTtlMs: number;
+  };
+  /** Outgoing mail (verification and reset links): a nodemailer transport URL; unset = no mail. */
+  mail: { smtpUrl: string | undefined; from: string };
   webhook: {
     /** Tests and private deployments only: let callbacks reach private and loopback addresses. */
     allowPrivate: boolean;
@@ -251,6 +265,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const workers = int(env, 'WORKERS', 16, 0, 1000);
   const billingUnit = oneOf(env, 'BILLING_UNIT', 'usd', ['usd', 'credits'] as const);
   const creditsPerUsd = int(env, 'CREDITS_PER_USD', 1000, 1, 1_000_000);
+  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/+$/, '');
   const config: Config = {
     port,
     // Loopback by default: the quick start prints a funded demo key. Deployments set HOST=0.0.0.0.
@@ -262,7 +277,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     redisPrefix: redisPrefix(env),
     adminToken,
     metricsToken: optional(env, 'METRICS_TOKEN'),
-    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/+$/, ''),
+    publicBaseUrl,
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     nodeEnv,
     demo: bool(env, 'GATEWAY_DEMO', nodeEnv !== 'production'),
@@ -322,6 +337,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       distDir: str(env, 'CONSOLE_DIST_DIR', './dist/console'),
     },
     topups: topups(env, billingUnit, creditsPerUsd),
+    signup: signup(env),
+    mail: mail(env, publicBaseUrl),
     webhook: {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       ports: ports(env, 'WEBHOOK_ALLOWED_PORTS'),
@@ -335,6 +352,33 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     },
   };
   return Object.freeze(config);
+}
+
+function signup(env: Env): Config['signup'] {
+  const mode = oneOf(env, 'SIGNUP', 'closed', ['closed', 'open', 'invite'] as const);
+  const rawCredit = str(env, 'SIGNUP_CREDIT', '0').trim();
+  const credit = Number(rawCredit);
+  if (!/^\d+(\.\d+)?$/.test(rawCredit) || credit > 1e9) {
+    throw new ConfigError('SIGNUP_CREDIT', `must be a non-negative amount in the balance unit, got "${rawCredit}"`);
+  }
+  if (mode !== 'closed' && optional(env, 'SMTP_URL') === undefined) {
+    throw new ConfigError('SMTP_URL', `must be set when SIGNUP is ${mode}: new accounts confirm their email through a mailed link`);
+  }
+  return {
+    mode,
+    credit,
+    rpm: int(env, 'SIGNUP_RPM', 10, 1, 100_000),
+    verifyTtlMs: int(env, 'SIGNUP_VERIFY_TTL_S', 86_400, 1, 30 * 86_400) * 1000,
+    resetTtlMs: int(env, 'PASSWORD_RESET_TTL_S', 3600, 1, 7 * 86_400) * 1000,
+    inviteTtlMs: int(env, 'SIGNUP_INVITE_TTL_HOURS', 168, 1, 24 * 3650) * 3_600_000,
+  };
+}
+
+function mail(env: Env, publicBaseUrl: string): Config['mail'] {
+  return {
+    smtpUrl: url(env, 'SMTP_URL', undefined, ['smtp:', 'smtps:']),
+    from: str(env, 'MAIL_FROM', `Generation Gateway <no-reply@${new URL(publicBaseUrl).hostname}>`),
+  };
 }
 
 function references(env: Env, workers: number): Config['references'] {

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ReactElement } from 'react';
 import { api, setBillingUnit, setCsrfToken, setTopupSettings, type Session } from './api.ts';
 import { useHashRoute } from './hooks.ts';
 import { SignIn } from './pages/SignIn.tsx';
@@ -15,6 +15,11 @@ import { Codes } from './operator/Codes.tsx';
 import { Groups } from './operator/Groups.tsx';
 import { TopUp } from './pages/TopUp.tsx';
 import { Topups } from './operator/Topups.tsx';
+import { Invites } from './operator/Invites.tsx';
+import { SignUp } from './pages/SignUp.tsx';
+import { Verify } from './pages/Verify.tsx';
+import { ForgotPassword } from './pages/ForgotPassword.tsx';
+import { ResetPassword } from './pages/ResetPassword.tsx';
 
 const ACCOUNT_PAGES = [
   { path: '/', label: 'Overview', view: Overview },
@@ -30,10 +35,13 @@ const OPERATOR_PAGES = [
   { path: '/prices', label: 'Prices', view: PricesPage },
   { path: '/groups', label: 'Groups', view: Groups },
   { path: '/codes', label: 'Codes', view: Codes },
+  { path: '/invites', label: 'Invites', view: Invites },
 ];
 // Shown only when the gateway takes payments (STRIPE_SECRET_KEY set).
 const ACCOUNT_TOPUP_PAGE = { path: '/topups', label: 'Top-up', view: TopUp };
 const OPERATOR_TOPUP_PAGE = { path: '/topups', label: 'Top-ups', view: Topups };
+// Pages for people who are not signed in; mailed links open the last two, so they show whoever is signed in.
+const PUBLIC_PAGES: Record<string, () => ReactElement> = { '/signup': SignUp, '/verify': Verify, '/forgot': ForgotPassword, '/reset': ResetPassword };
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
@@ -63,6 +71,8 @@ export function App() {
     setSession(null);
   };
 
+  const Public = PUBLIC_PAGES[route.split('?')[0]!];
+  if (Public) return <Public />;
   if (session === undefined) return <p className="loading">Loading…</p>;
   if (session === null) return <SignIn onSignedIn={signedIn} />;
 

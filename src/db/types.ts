@@ -239,6 +239,8 @@ export interface ConsoleCredentialsTable {
   password_hash: string;
   created_at: number;
   updated_at: number;
+  /** When the holder confirmed the email (ms); null = not yet, and the account cannot sign in. */
+  email_verified_at: number | null;
 }
 
 export interface ConsoleSessionsTable {
@@ -349,6 +351,28 @@ export interface CallsTable {
   bodies: string | null;
 }
 
+/** A mailed link's token (modules/signup/): its SHA-256 only; single use, expiring; times in ms. */
+export interface SignupTokensTable {
+  token_hash: string;
+  purpose: 'verify' | 'reset';
+  user_id: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** An operator's invite for SIGNUP=invite: its code's SHA-256, the email it is bound to (or null); times in ms. */
+export interface InvitesTable {
+  id: string;
+  code_hash: string;
+  email: string | null;
+  created_at: number;
+  expires_at: number | null;
+  used_at: number | null;
+  used_by: string | null;
+  revoked_at: number | null;
+}
+
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -371,6 +395,8 @@ export interface Database {
   groups: GroupsTable;
   calls: CallsTable;
   topups: TopupsTable;
+  signup_tokens: SignupTokensTable;
+  invites: InvitesTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -380,6 +406,7 @@ export type ApiKeyUpdate = Updateable<ApiKeysTable>;
 export type LedgerRow = Selectable<LedgerTable>;
 export type RedeemCode = Selectable<RedeemCodesTable>;
 export type Topup = Selectable<TopupsTable>;
+export type Invite = Selectable<InvitesTable>;
 export type Task = Selectable<TasksTable>;
 export type Job = Selectable<JobsTable>;
 export type Asset = Selectable<AssetsTable>;

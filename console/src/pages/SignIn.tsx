@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { api, type Session } from '../api.ts';
 import { ErrorNote } from '../components.tsx';
-import { useAction } from '../hooks.ts';
+import { useAction, useLoad } from '../hooks.ts';
+import type { SignupSettings } from './public.tsx';
 
 export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   const [mode, setMode] = useState<'account' | 'operator'>('account');
@@ -9,6 +10,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
   const [password, setPassword] = useState('');
   const [adminToken, setAdminToken] = useState('');
   const { busy, error, run } = useAction();
+  const signup = useLoad<SignupSettings>('/console/api/signup');
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -55,6 +57,12 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
           Sign in
         </button>
       </form>
+      {mode === 'account' && (
+        <p className="public-links">
+          {signup.data?.password_reset && <a href="#/forgot">Forgot your password?</a>}
+          {signup.data && signup.data.mode !== 'closed' && <a href="#/signup">Create an account</a>}
+        </p>
+      )}
     </main>
   );
 }

@@ -18,6 +18,8 @@ import { migration as m0016 } from './0016_responses.ts';
 import { migration as m0017 } from './0017_redeem_codes.ts';
 import { migration as m0018 } from './0018_groups.ts';
 import { migration as m0019 } from './0019_calls.ts';
+import { migration as m0020 } from './0020_email_verified.ts';
+import { migration as m0021 } from './0021_signup_tokens_invites.ts';
 import { migration as m0023 } from './0023_topups.ts';
 import { migration as m0024 } from './0024_call_bodies.ts';
 
@@ -43,6 +45,8 @@ export const migrations: Record<string, DialectMigration> = {
   '0017_redeem_codes': m0017,
   '0018_groups': m0018,
   '0019_calls': m0019,
+  '0020_email_verified': m0020,
+  '0021_signup_tokens_invites': m0021,
   '0023_topups': m0023,
   '0024_call_bodies': m0024,
 };

@@ -10,6 +10,7 @@ import * as accounts from '../accounts/accounts.service.ts';
 import { getUser } from '../accounts/accounts.repo.ts';
 import { userBalance } from '../balance/balance.service.ts';
 import { getKey } from '../accounts/keys.repo.ts';
+import { assertConfirmed } from '../signup/confirmed.ts';
 import { AlertBody, Key, CreatedKey } from '../admin/admin.schemas.ts';
 import { getTask, kindParams, listTasks } from '../tasks/tasks.repo.ts';
 import { taskUsage } from '../tasks/task-record.ts';
@@ -102,8 +103,11 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/console/api/keys', { schema: doc("The account's keys", { response: { 200: Type.Object({ data: Type.Array(Key) }) } }) },
       async (request) => ({ data: await accounts.findKeys(ctx, userId(request)) }));
 
-    app.post('/console/api/keys', { schema: doc('Create a key (the secret is shown once)', { body: S.NewKeyBody, response: { 201: CreatedKey, ...ErrorResponses } }) },
-      async (request, reply) => reply.status(201).send(await accounts.createKey(ctx, { ...request.body, user_id: userId(request) }, 'account')));
+    app.post('/console/api/keys', { schema: doc('Create a key (the secret is shown once; 403 until the email is confirmed)', { body: S.NewKeyBody, response: { 201: CreatedKey, 403: ErrorResponses[400], ...ErrorResponses } }) },
+      async (request, reply) => {
+        await assertConfirmed(ctx, userId(request));
+        return reply.status(201).send(await accounts.createKey(ctx, { ...request.body, user_id: userId(request) }, 'account'));
+      });
 
     app.patch('/console/api/keys/:id', { schema: doc("Disable or re-enable a key, turn body capture on or off; narrow its models, addresses and expiry (never past the operator's)", { params: IdParams, body: S.KeyStatusBody, response: { 200: Key, ...ErrorResponses } }) },
       async (request) => {

@@ -12,8 +12,10 @@ type Ctx = Pick<AppContext, 'db' | 'config' | 'rateLimiter'>;
 
 /** One message for an unknown email and a wrong password: the page must not reveal which emails exist. */
 export const BAD_SIGN_IN = 'Email or password is incorrect';
+/** After the password checked out: the account opened itself and its email is not confirmed yet. */
+export const UNCONFIRMED = 'Confirm your email first: follow the link in the mail we sent you (sign up again with the same email for a new one)';
 
-const normalizeEmail = (email: string) => email.trim().toLowerCase();
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 export interface NewSession {
   token: string;
@@ -38,11 +40,14 @@ export async function signInAccount(ctx: Ctx, input: { email: string; password: 
   const email = normalizeEmail(input.email);
   const attempt = await beginSignInAttempt(ctx, clientAddress, email);
   const credentials = await findCredentialsByEmail(ctx.db, email);
-  const matches = await verifyPassword(input.password, credentials?.password_hash ?? (await decoyHash()));
-  if (!credentials || !matches) throw unauthorized(BAD_SIGN_IN);
+  // An account opened without a password keeps one no password matches: checked as long as a real one.
+  const stored = credentials?.password_hash.startsWith('scrypt$') ? credentials.password_hash : await decoyHash();
+  const matches = await verifyPassword(input.password, stored);
+  if (!credentials || !matches || stored !== credentials.password_hash) throw unauthorized(BAD_SIGN_IN);
   const user = await getUser(ctx.db, credentials.user_id);
   if (!user || user.status !== 'active') throw unauthorized(BAD_SIGN_IN);
   await attempt.succeeded();
+  if (credentials.email_verified_at === null) throw forbidden(UNCONFIRMED);
   return openSession(ctx, 'account', user.id);
 }
 
@@ -56,7 +61,7 @@ export async function signInOperator(ctx: Ctx, adminToken: string, clientAddress
 
 export const signOut = (ctx: Ctx, token: string) => deleteSession(ctx.db, tokenHash(token));
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD_LENGTH = 10;
 
 /** The operator gives an account its console sign-in; earlier sessions of that account end. */

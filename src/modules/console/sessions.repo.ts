@@ -9,12 +9,17 @@ export function findCredentialsByUser(db: Kysely<Database>, userId: string) {
   return db.selectFrom('console_credentials').select(['user_id', 'email']).where('user_id', '=', userId).executeTakeFirst();
 }
 
-/** One set of credentials per account: setting them again replaces the email and password. */
+/**
+ * One set of credentials per account: setting them again replaces the email and password. The
+ * operator sets them, vouching for the email: it counts as confirmed.
+ */
 export async function upsertCredentials(db: Kysely<Database>, row: { user_id: string; email: string; password_hash: string; now: number }) {
   await db
     .insertInto('console_credentials')
-    .values({ user_id: row.user_id, email: row.email, password_hash: row.password_hash, created_at: row.now, updated_at: row.now })
-    .onConflict((oc) => oc.column('user_id').doUpdateSet({ email: row.email, password_hash: row.password_hash, updated_at: row.now }))
+    .values({ user_id: row.user_id, email: row.email, password_hash: row.password_hash, created_at: row.now, updated_at: row.now, email_verified_at: row.now })
+    .onConflict((oc) =>
+      oc.column('user_id').doUpdateSet((eb) => ({ email: row.email, password_hash: row.password_hash, updated_at: row.now, email_verified_at: eb.fn.coalesce('console_credentials.email_verified_at', eb.val(row.now)) })),
+    )
     .execute();
 }
 
