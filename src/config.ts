@@ -111,6 +111,12 @@ export interface Config {
     /** The built console (vite build output); absent = the console is not served. */
     distDir: string;
   };
+  /** SIGNUP: who may open an account themselves (closed: only the operator creates accounts). */
+  signup: 'closed' | 'open' | 'invite';
+  /** SIGNUP_CREDIT: what a new self-made account starts with, in the billing unit (a ledger row). */
+  signupCredit: number;
+  /** Sign-in with an OpenID Connect provider; undefined when OIDC_ISSUER is unset. */
+  oidc: OidcConfig | undefined;
   webhook: {
     /** Tests and private deployments only: let callbacks reach private and loopback addresses. */
     allowPrivate: boolean;
@@ -123,6 +129,18 @@ export interface Config {
     /** How often workers look for accounts whose balance crossed below their alert_below. */
     balanceAlertCheckMs: number;
   };
+}
+
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** How the gateway authenticates at the token endpoint, as the client was registered. */
+  clientAuth: 'client_secret_basic' | 'client_secret_post';
+  /** PUBLIC_BASE_URL/console/api/oidc/callback: the redirect URI registered at the provider. */
+  redirectUrl: string;
+  /** The provider's name on the sign-in button. */
+  name: string;
 }
 
 export class ConfigError extends Error {
@@ -302,6 +320,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       sessionHours: int(env, 'CONSOLE_SESSION_HOURS', 12, 1, 24 * 30),
       distDir: str(env, 'CONSOLE_DIST_DIR', './dist/console'),
     },
+    signup: oneOf(env, 'SIGNUP', 'closed', ['closed', 'open', 'invite'] as const),
+    signupCredit: amount(env, 'SIGNUP_CREDIT'),
+    oidc: undefined,
     webhook: {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       ports: ports(env, 'WEBHOOK_ALLOWED_PORTS'),
@@ -314,7 +335,35 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       balanceAlertCheckMs: int(env, 'BALANCE_ALERT_CHECK_MS', 5000, 10, 3_600_000),
     },
   };
+  config.oidc = oidc(env, config.publicBaseUrl);
   return Object.freeze(config);
+}
+
+function amount(env: Env, name: string): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return 0;
+  if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new ConfigError(name, `must be a non-negative amount, got "${raw}"`);
+  return Number(raw);
+}
+
+/**
+ * OIDC_ISSUER turns provider sign-in on; the client id and secret must come with it. The issuer is
+ * https, except on a loopback address (a provider on this machine, as in tests).
+ */
+function oidc(env: Env, publicBaseUrl: string): OidcConfig | undefined {
+  const issuer = url(env, 'OIDC_ISSUER', undefined, ['https:', 'http:']);
+  const clientId = optional(env, 'OIDC_CLIENT_ID');
+  const clientSecret = optional(env, 'OIDC_CLIENT_SECRET');
+  const clientAuth = oneOf(env, 'OIDC_CLIENT_AUTH', 'client_secret_basic', ['client_secret_basic', 'client_secret_post'] as const);
+  const name = optional(env, 'OIDC_NAME');
+  if (issuer === undefined) return undefined;
+  const host = new URL(issuer).hostname;
+  if (issuer.startsWith('http:') && !['localhost', '127.0.0.1', '[::1]'].includes(host)) {
+    throw new ConfigError('OIDC_ISSUER', `must use https (http only on a loopback address), got "${issuer}"`);
+  }
+  if (!clientId) throw new ConfigError('OIDC_CLIENT_ID', 'must be set when OIDC_ISSUER is');
+  if (!clientSecret) throw new ConfigError('OIDC_CLIENT_SECRET', 'must be set when OIDC_ISSUER is');
+  return { issuer, clientId, clientSecret, clientAuth, redirectUrl: `${publicBaseUrl}/console/api/oidc/callback`, name: name ?? host };
 }
 
 function references(env: Env, workers: number): Config['references'] {

@@ -18,6 +18,7 @@ import { migration as m0016 } from './0016_responses.ts';
 import { migration as m0017 } from './0017_redeem_codes.ts';
 import { migration as m0018 } from './0018_groups.ts';
 import { migration as m0019 } from './0019_calls.ts';
+import { migration as m0022 } from './0022_oidc.ts';
 
 // Every migration in the order it runs. A name is stored in each database it ran on: never rename
 // one; a change is a new file with the next number, added at the end.
@@ -41,4 +42,5 @@ export const migrations: Record<string, DialectMigration> = {
   '0017_redeem_codes': m0017,
   '0018_groups': m0018,
   '0019_calls': m0019,
+  '0022_oidc': m0022,
 };
