@@ -7,6 +7,7 @@ import type * as CallSchemas from '../../src/modules/calls/calls.schemas.ts';
 import type * as ChannelSchemas from '../../src/modules/channels/channels.schemas.ts';
 import type * as CodeSchemas from '../../src/modules/codes/codes.schemas.ts';
 import type * as ConsoleSchemas from '../../src/modules/console/console.schemas.ts';
+import type * as OidcSchemas from '../../src/modules/oidc/oidc.schemas.ts';
 
 export class ApiFailure extends Error {
   constructor(
@@ -49,6 +50,8 @@ export type Redeemed = Static<typeof CodeSchemas.Redeemed>;
 export type RedeemCode = Static<typeof CodeSchemas.Code>;
 export type CreatedCodes = Static<typeof CodeSchemas.CreatedCodes>;
 export type AdminGroup = Static<typeof AdminSchemas.Group>;
+export type OidcStatus = Static<typeof OidcSchemas.OidcStatus>;
+export type OidcErrorCode = OidcSchemas.OidcErrorCode;
 /** A call log row; the holder's view has no channel. */
 export type Call = Static<typeof CallSchemas.AccountCall> & Partial<Pick<Static<typeof CallSchemas.AdminCall>, 'channel'>>;
 
