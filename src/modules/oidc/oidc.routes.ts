@@ -37,7 +37,8 @@ export function oidcRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const refused = (reply: FastifyReply, err: unknown, extraCookies: string[] = []) => {
     if (!(err instanceof OidcRefusal)) throw err;
     ctx.logger.info({ code: err.code, reason: err.message }, 'an OpenID Connect sign-in was refused');
-    return reply.header('set-cookie', extraCookies).header('cache-control', 'no-store').redirect(`${CONSOLE}?oidc_error=${err.code}`, 302);
+    if (extraCookies.length > 0) reply.header('set-cookie', extraCookies);
+    return reply.header('cache-control', 'no-store').redirect(`${CONSOLE}?oidc_error=${err.code}`, 302);
   };
 
   return async (app) => {
