@@ -16,6 +16,7 @@ import { adminTasksRoutes } from './modules/admin/admin-tasks.routes.ts';
 import { registerConsolePages } from './modules/console/console-pages.ts';
 import { consoleRoutes } from './modules/console/console.routes.ts';
 import { sessionRoutes } from './modules/console/session.routes.ts';
+import { oidcRoutes } from './modules/oidc/oidc.routes.ts';
 import { balanceRoutes } from './modules/balance/balance.routes.ts';
 import { systemRoutes } from './modules/system/system.routes.ts';
 import { channelsRoutes } from './modules/channels/channels.routes.ts';
@@ -221,6 +222,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(modelsRoutes(ctx));
   await app.register(sessionRoutes(ctx));
   await app.register(signupRoutes(ctx));
+  await app.register(oidcRoutes(ctx));
   await app.register(consoleRoutes(ctx));
   await app.register(consoleRedeemRoutes(ctx));
   await app.register(consoleCallsRoutes(ctx));

@@ -129,6 +129,8 @@ export interface Config {
   };
   /** Outgoing mail (verification and reset links): a nodemailer transport URL; unset = no mail. */
   mail: { smtpUrl: string | undefined; from: string };
+  /** Sign-in with an OpenID Connect provider; undefined when OIDC_ISSUER is unset. */
+  oidc: OidcConfig | undefined;
   webhook: {
     /** Tests and private deployments only: let callbacks reach private and loopback addresses. */
     allowPrivate: boolean;
@@ -153,6 +155,18 @@ export interface TopupsConfig {
   /** In the configured balance unit. */
   min: number;
   max: number;
+}
+
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** How the gateway authenticates at the token endpoint, as the client was registered. */
+  clientAuth: 'client_secret_basic' | 'client_secret_post';
+  /** PUBLIC_BASE_URL/console/api/oidc/callback: the redirect URI registered at the provider. */
+  redirectUrl: string;
+  /** The provider's name on the sign-in button. */
+  name: string;
 }
 
 export class ConfigError extends Error {
@@ -339,6 +353,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     topups: topups(env, billingUnit, creditsPerUsd),
     signup: signup(env),
     mail: mail(env, publicBaseUrl),
+    oidc: oidc(env, publicBaseUrl),
     webhook: {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       ports: ports(env, 'WEBHOOK_ALLOWED_PORTS'),
@@ -379,6 +394,26 @@ function mail(env: Env, publicBaseUrl: string): Config['mail'] {
     smtpUrl: url(env, 'SMTP_URL', undefined, ['smtp:', 'smtps:']),
     from: str(env, 'MAIL_FROM', `Generation Gateway <no-reply@${new URL(publicBaseUrl).hostname}>`),
   };
+}
+
+/**
+ * OIDC_ISSUER turns provider sign-in on; the client id and secret must come with it. The issuer is
+ * https, except on a loopback address (a provider on this machine, as in tests).
+ */
+function oidc(env: Env, publicBaseUrl: string): OidcConfig | undefined {
+  const issuer = url(env, 'OIDC_ISSUER', undefined, ['https:', 'http:']);
+  const clientId = optional(env, 'OIDC_CLIENT_ID');
+  const clientSecret = optional(env, 'OIDC_CLIENT_SECRET');
+  const clientAuth = oneOf(env, 'OIDC_CLIENT_AUTH', 'client_secret_basic', ['client_secret_basic', 'client_secret_post'] as const);
+  const name = optional(env, 'OIDC_NAME');
+  if (issuer === undefined) return undefined;
+  const host = new URL(issuer).hostname;
+  if (issuer.startsWith('http:') && !['localhost', '127.0.0.1', '[::1]'].includes(host)) {
+    throw new ConfigError('OIDC_ISSUER', `must use https (http only on a loopback address), got "${issuer}"`);
+  }
+  if (!clientId) throw new ConfigError('OIDC_CLIENT_ID', 'must be set when OIDC_ISSUER is');
+  if (!clientSecret) throw new ConfigError('OIDC_CLIENT_SECRET', 'must be set when OIDC_ISSUER is');
+  return { issuer, clientId, clientSecret, clientAuth, redirectUrl: `${publicBaseUrl}/console/api/oidc/callback`, name: name ?? host };
 }
 
 function references(env: Env, workers: number): Config['references'] {

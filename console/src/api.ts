@@ -8,6 +8,7 @@ import type * as ChannelSchemas from '../../src/modules/channels/channels.schema
 import type * as CodeSchemas from '../../src/modules/codes/codes.schemas.ts';
 import type * as ConsoleSchemas from '../../src/modules/console/console.schemas.ts';
 import type * as TopupSchemas from '../../src/modules/topups/topups.schemas.ts';
+import type * as OidcSchemas from '../../src/modules/oidc/oidc.schemas.ts';
 
 export class ApiFailure extends Error {
   constructor(
@@ -52,6 +53,8 @@ export type CreatedCodes = Static<typeof CodeSchemas.CreatedCodes>;
 export type AdminGroup = Static<typeof AdminSchemas.Group>;
 export type Topup = Static<typeof TopupSchemas.Topup>;
 export type CreatedTopup = Static<typeof TopupSchemas.CreatedTopup>;
+export type OidcStatus = Static<typeof OidcSchemas.OidcStatus>;
+export type OidcErrorCode = OidcSchemas.OidcErrorCode;
 /** A call log row; the holder's view has no channel. */
 export type Call = Static<typeof CallSchemas.AccountCall> & Partial<Pick<Static<typeof CallSchemas.AdminCall>, 'channel'>>;
 

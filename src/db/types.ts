@@ -254,6 +254,27 @@ export interface ConsoleSessionsTable {
   expires_at: number;
 }
 
+/** An identity at an OpenID Connect provider linked to an account (modules/oidc/). */
+export interface OidcIdentitiesTable {
+  issuer: string;
+  subject: string;
+  user_id: string;
+  /** The email the provider gave when the identity was linked, lower-cased (for the operator's eyes). */
+  email: string | null;
+  created_at: number;
+}
+
+/** A provider sign-in under way, keyed by the SHA-256 of its browser cookie's token. */
+export interface OidcLoginsTable {
+  token_hash: string;
+  state: string;
+  nonce: string;
+  code_verifier: string;
+  invite: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
 /** A low-balance alert to deliver (job kind `alert`, task_id = its id). */
 export interface BalanceAlertsTable {
   id: string;
@@ -397,6 +418,8 @@ export interface Database {
   topups: TopupsTable;
   signup_tokens: SignupTokensTable;
   invites: InvitesTable;
+  oidc_identities: OidcIdentitiesTable;
+  oidc_logins: OidcLoginsTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -20,6 +20,7 @@ import { migration as m0018 } from './0018_groups.ts';
 import { migration as m0019 } from './0019_calls.ts';
 import { migration as m0020 } from './0020_email_verified.ts';
 import { migration as m0021 } from './0021_signup_tokens_invites.ts';
+import { migration as m0022 } from './0022_oidc.ts';
 import { migration as m0023 } from './0023_topups.ts';
 import { migration as m0024 } from './0024_call_bodies.ts';
 
@@ -47,6 +48,7 @@ export const migrations: Record<string, DialectMigration> = {
   '0019_calls': m0019,
   '0020_email_verified': m0020,
   '0021_signup_tokens_invites': m0021,
+  '0022_oidc': m0022,
   '0023_topups': m0023,
   '0024_call_bodies': m0024,
 };

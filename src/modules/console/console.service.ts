@@ -25,7 +25,7 @@ export interface NewSession {
   userId: string | null;
 }
 
-async function openSession(ctx: Ctx, role: 'account' | 'operator', userId: string | null): Promise<NewSession> {
+export async function openSession(ctx: Ctx, role: 'account' | 'operator', userId: string | null): Promise<NewSession> {
   const token = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
   const maxAgeSeconds = ctx.config.console.sessionHours * 3600;

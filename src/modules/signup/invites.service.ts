@@ -4,7 +4,7 @@ import type { Invite } from '../../db/types.ts';
 import { badRequest, forbidden, notFound } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { EMAIL, normalizeEmail } from '../console/console.service.ts';
-import { findInviteByHash, insertInvite, listInvites, revokeInvite } from './signup.repo.ts';
+import { findInviteByHash, giveBackInvite, insertInvite, listInvites, revokeInvite, setInviteUser, takeInvite } from './signup.repo.ts';
 import { consoleLink } from './tokens.ts';
 
 // The operator's invites for SIGNUP=invite: a code (128 random bits, only its SHA-256 kept) that opens
@@ -70,4 +70,23 @@ export async function usableInvite(ctx: Ctx, code: string | undefined, email: st
   if (why !== 'active') throw forbidden(REFUSED[why]);
   if (invite.email !== null && invite.email !== email) throw forbidden('This invite is for another email address');
   return invite;
+}
+
+/**
+ * Opens an account with an invite (a provider sign-in under SIGNUP=invite): the invite is taken by
+ * one conditional UPDATE before `open` runs, given back if no account opened, then names its account.
+ * A code that cannot be used is the 403 usableInvite names.
+ */
+export async function openWithInvite(ctx: Ctx, code: string | undefined, email: string, open: () => Promise<string>): Promise<string> {
+  const invite = await usableInvite(ctx, code, email);
+  if (!(await takeInvite(ctx.db, invite.id, Date.now()))) throw forbidden(REFUSED.used);
+  let userId: string;
+  try {
+    userId = await open();
+  } catch (err) {
+    await giveBackInvite(ctx.db, invite.id);
+    throw err;
+  }
+  await setInviteUser(ctx.db, invite.id, userId);
+  return userId;
 }
