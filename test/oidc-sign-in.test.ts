@@ -32,6 +32,8 @@ beforeAll(async () => {
       OIDC_NAME: 'Test IdP',
       PUBLIC_BASE_URL: url,
       CONSOLE_SIGNIN_RPM: '1000',
+      // Sign-up by email needs a mail server; provider sign-ins send no mail, so none listens here.
+      SMTP_URL: 'smtp://127.0.0.1:9',
     }, undefined, { logger: pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) }) });
     await t.app.listen({ port, host: '127.0.0.1' });
     gateways[signup] = { t, url };
@@ -251,6 +253,25 @@ describe(`console sign-in with an OpenID Connect provider [${backendName}]`, () 
       expect((await sessionOf(gateway, browser)).status).toBe(401);
       expect(await counts(gateway)).toEqual(before);
     }
+  });
+
+  it('SIGNUP=invite opens an account with an operator invitation, once', async () => {
+    const gateway = gateways.invite;
+    const email = newEmail();
+    const made = await gateway.t.app.inject({ method: 'POST', url: '/admin/invites', headers: adminHeaders, payload: { email } });
+    expect(made.statusCode).toBe(201);
+    const { code, id } = made.json();
+    const before = await counts(gateway);
+    const browser = new Browser(person({ email, email_verified: true }));
+    expect((await signIn(gateway, browser, { invite: code })).searchParams.get('oidc_error')).toBeNull();
+    const session = await sessionOf(gateway, browser);
+    expect(session.status).toBe(200);
+    expect(await counts(gateway)).toEqual({ users: before.users + 1, identities: before.identities + 1 });
+    const invites = (await gateway.t.app.inject({ method: 'GET', url: '/admin/invites', headers: adminHeaders })).json().data;
+    expect(invites.find((i: { id: string }) => i.id === id)).toMatchObject({ status: 'used', used_by: session.body.user_id });
+    // The same invitation opens nothing for another person.
+    const other = new Browser(person({ email: newEmail(), email_verified: true }));
+    expect((await signIn(gateway, other, { invite: code })).searchParams.get('oidc_error')).toBe('invite');
   });
 
   it('the provider refusing (the person cancels) lands on the sign-in page with its code', async () => {
