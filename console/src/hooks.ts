@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, ApiFailure } from './api.ts';
 
 /** GETs a JSON route; `reload` fetches again (after a change the page made). */
@@ -66,4 +66,46 @@ export function useCopy() {
   }, []);
   const label = state === 'copied' ? 'Copied' : state === 'blocked' ? 'Copy blocked: select it' : 'Copy';
   return { state, label, copy, reset: useCallback(() => setState('idle'), []) };
+}
+
+/** One page of a list route: its rows and the cursor of the next page (null at the end). */
+export type CursorPage<T> = { data: T[]; next: string | null };
+
+/**
+ * A list route a page at a time, newest first: `fetchPage` gets the query with `limit` and, for a
+ * later page, `after` (the previous page's `next`); it changes when the filters do, which loads the
+ * first page again. `load(next)` appends the next page.
+ */
+export function useCursorPages<T>(fetchPage: (query: URLSearchParams) => Promise<CursorPage<T>>, limit = 50) {
+  const [rows, setRows] = useState<T[] | undefined>();
+  const [next, setNext] = useState<string | null>(null);
+  const [error, setError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  // A slow page must not land after a newer filter's answer.
+  const generation = useRef(0);
+
+  const load = useCallback(
+    async (after: string | null) => {
+      const mine = after ? generation.current : ++generation.current;
+      const query = new URLSearchParams({ limit: String(limit) });
+      if (after) query.set('after', after);
+      setBusy(true);
+      try {
+        const page = await fetchPage(query);
+        if (mine !== generation.current) return;
+        setRows((old) => (after ? [...(old ?? []), ...page.data] : page.data));
+        setNext(page.next);
+        setError(undefined);
+      } catch (err) {
+        if (mine === generation.current) setError(err instanceof ApiFailure ? err.message : String(err));
+      } finally {
+        setBusy(false);
+      }
+    },
+    [fetchPage, limit],
+  );
+  useEffect(() => {
+    void load(null);
+  }, [load]);
+  return { rows, next, error, busy, load };
 }

@@ -1,5 +1,6 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, ApiFailure, type Call } from '../api.ts';
+import { useCallback, useState } from 'react';
+import { api, type Call } from '../api.ts';
+import { useCursorPages, type CursorPage } from '../hooks.ts';
 import { ErrorNote, Section } from '../components.tsx';
 import { CallDetail } from './CallDetail.tsx';
 import { CallFilters, filterQuery, NO_FILTERS, type Filters } from './CallFilters.tsx';
@@ -10,44 +11,19 @@ import { CallTable } from './CallTable.tsx';
 
 const PAGE = 50;
 
-type CallPage = { data: Call[]; next: string | null };
-
 export function CallLog({ operator }: { operator: boolean }) {
   const base = operator ? '/admin/calls' : '/console/api/calls';
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
-  const [rows, setRows] = useState<Call[] | undefined>();
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
   const [open, setOpen] = useState<string | undefined>();
-  // A slow first page must not land after a newer filter's answer.
-  const generation = useRef(0);
-
-  const load = useCallback(
-    async (after: string | null) => {
-      const mine = after ? generation.current : ++generation.current;
-      const query = filterQuery(filters);
-      query.set('limit', String(PAGE));
-      if (after) query.set('after', after);
-      setBusy(true);
-      try {
-        // Each role's route written out, so the console's route check finds both in the API document.
-        const page = operator ? await api<CallPage>('GET', `/admin/calls?${query}`) : await api<CallPage>('GET', `/console/api/calls?${query}`);
-        if (mine !== generation.current) return;
-        setRows((old) => (after ? [...(old ?? []), ...page.data] : page.data));
-        setNext(page.next);
-        setError(undefined);
-      } catch (err) {
-        if (mine === generation.current) setError(err instanceof ApiFailure ? err.message : String(err));
-      } finally {
-        setBusy(false);
-      }
+  const fetchPage = useCallback(
+    (query: URLSearchParams) => {
+      for (const [name, value] of filterQuery(filters)) query.set(name, value);
+      // Each role's route written out, so the console's route check finds both in the API document.
+      return operator ? api<CursorPage<Call>>('GET', `/admin/calls?${query}`) : api<CursorPage<Call>>('GET', `/console/api/calls?${query}`);
     },
-    [base, filters],
+    [operator, filters],
   );
-  useEffect(() => {
-    void load(null);
-  }, [load]);
+  const { rows, next, error, busy, load } = useCursorPages(fetchPage, PAGE);
 
   return (
     <>
