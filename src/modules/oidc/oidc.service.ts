@@ -1,8 +1,9 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
 import type { AppContext } from '../../context.ts';
 import { getUser } from '../accounts/accounts.repo.ts';
 import { findCredentialsByEmail } from '../console/sessions.repo.ts';
+import { tokenHash } from '../console/session-guard.ts';
 import { openAccount } from '../signup/open-account.ts';
 import { openWithInvite } from '../signup/invites.service.ts';
 import { ApiError } from '../../core/errors.ts';
@@ -28,7 +29,6 @@ export class OidcRefusal extends Error {
   }
 }
 
-const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
 const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 async function configuration(provider: ProviderClient): Promise<client.Configuration> {
@@ -48,7 +48,7 @@ export async function beginSignIn(ctx: Pick<AppContext, 'db'>, provider: Provide
   const verifier = client.randomPKCECodeVerifier();
   const now = Date.now();
   await deleteExpiredLogins(ctx.db, now);
-  await insertLogin(ctx.db, { token_hash: hashOf(token), state, nonce, code_verifier: verifier, invite: invite ?? null, created_at: now, expires_at: now + LOGIN_TTL_MS });
+  await insertLogin(ctx.db, { token_hash: tokenHash(token), state, nonce, code_verifier: verifier, invite: invite ?? null, created_at: now, expires_at: now + LOGIN_TTL_MS });
   const url = client.buildAuthorizationUrl(config, {
     redirect_uri: provider.settings.redirectUrl,
     scope: SCOPE,
@@ -70,7 +70,7 @@ interface Person {
 /** The provider's answer, checked: state, the code exchanged with the PKCE verifier, the ID token and its nonce. */
 async function verifiedPerson(ctx: Pick<AppContext, 'db' | 'logger'>, provider: ProviderClient, cookieToken: string | undefined, query: string): Promise<Person & { invite: string | null }> {
   const params = new URLSearchParams(query);
-  const login = cookieToken ? await takeLogin(ctx.db, hashOf(cookieToken), Date.now()) : undefined;
+  const login = cookieToken ? await takeLogin(ctx.db, tokenHash(cookieToken), Date.now()) : undefined;
   const state = params.get('state');
   if (!login || !state || !sameText(state, login.state)) throw new OidcRefusal('state', 'no sign-in of this browser matches the callback state');
   if (params.has('error')) throw new OidcRefusal('denied', `the provider answered ${params.get('error')}`);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import type { Invite } from '../../db/types.ts';
 import { badRequest, forbidden, notFound } from '../../core/errors.ts';
@@ -6,6 +6,7 @@ import { newId } from '../../lib/ids.ts';
 import { EMAIL, normalizeEmail } from '../console/console.service.ts';
 import { findInviteByHash, giveBackInvite, insertInvite, listInvites, revokeInvite, setInviteUser, takeInvite } from './signup.repo.ts';
 import { consoleLink } from './tokens.ts';
+import { codeHash } from '../codes/code-secret.ts';
 
 // The operator's invites for SIGNUP=invite: a code (128 random bits, only its SHA-256 kept) that opens
 // one account, bound to an email when the operator names one. The plain code exists only in the
@@ -13,7 +14,6 @@ import { consoleLink } from './tokens.ts';
 
 type Ctx = Pick<AppContext, 'db' | 'config'>;
 
-const codeHash = (code: string) => createHash('sha256').update(code.trim().toLowerCase()).digest('hex');
 const seconds = (ms: number | null) => (ms === null ? null : Math.floor(Number(ms) / 1000));
 
 function status(invite: Invite, now: number): 'active' | 'used' | 'revoked' | 'expired' {
