@@ -23,9 +23,15 @@ export function pinSelf(): void {
 let nextPort = 19000 + Math.floor(Math.random() * 1000);
 
 const built = new Set<string>();
+/** The node flags of that checkout's `npm start` (its young-generation size among them). */
+function startFlags(root: string): string[] {
+  const start = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start ?? '';
+  return start.split(/\s+/).filter((word) => word.startsWith('--'));
+}
+
 /**
  * The gateway runs as `npm start` runs it: the esbuild bundle under dist/server (built once per
- * checkout per run); tsx's transform of the sources names every closure it makes at run time
+ * checkout per run), with the start script's node flags; tsx's transform of the sources names every closure it makes at run time
  * (`__name`), a cost the shipped bundle does not have. RUN_SOURCE=1 in a server's env runs the sources
  * through tsx instead; the bench's own servers always run through tsx.
  */
@@ -37,7 +43,7 @@ function runnable(entry: string, fromSource: boolean): string[] {
     if (build.status !== 0) throw new Error(`npm run build:server failed in ${root}`);
     built.add(root);
   }
-  return ['--enable-source-maps', path.join(root, 'dist/server/main.js')];
+  return [...startFlags(root), path.join(root, 'dist/server/main.js')];
 }
 
 export async function startServer(entry: string, env: Record<string, string>, health = '/healthz'): Promise<{ url: string; child: ChildProcess }> {

@@ -79,7 +79,7 @@ function layer(url: string, name: string): string {
   if (name === '(garbage collector)') return 'GC';
   if (url.includes('/undici/')) return 'undici';
   if (url.includes('/fastify') || url.includes('/find-my-way/') || url.includes('/avvio/')) return 'fastify';
-  if (url.includes('/src/')) return 'our code';
+  if (url.includes('/src/') || url.includes('/dist/server/')) return 'our code';
   if (url.startsWith('node:')) return 'node core';
   if (!url) return `native ${name}`;
   return 'other modules';
@@ -99,5 +99,5 @@ const rows = (m: Map<string, number>, n: number) =>
     .slice(0, n)
     .map(([name, us]) => `${(us / streams).toFixed(1).padStart(8)} µs  ${name}`)
     .join('\n');
-console.log(`${streams} streams in ${SECONDS} s (${Math.round(result.requests.average)}/s), gateway CPU ${Math.round(gatewayCpu)} µs per stream (every thread, from /proc; bare proxy ${Math.round(bareCpu.us)} µs at ${Math.round(bareCpu.result.requests.average)}/s); profile ${path.join(dir, file)}\n\nper layer (µs of the main thread per stream):\n${rows(perLayer, 20)}\n\ntop functions (self):\n${rows(perFunction, 40)}`);
+console.log(`${streams} streams in ${SECONDS} s (${Math.round(result.requests.average)}/s), gateway CPU ${Math.round(gatewayCpu)} µs per stream (every thread, from /proc; bare proxy ${Math.round(bareCpu.us)} µs at ${Math.round(bareCpu.result.requests.average)}/s); profile ${path.join(dir, file)}\n\nper layer (µs of the main thread per stream):\n${rows(perLayer, 20)}\n\ntop functions (self):\n${rows(perFunction, Number(process.env.PROFILE_TOP ?? 40))}`);
 process.exit(0);
