@@ -2,7 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api, type OidcErrorCode, type OidcStatus, type Session } from '../api.ts';
 import { ErrorNote } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
-import type { SignupSettings } from './public.tsx';
+import { hashParam, providerStart, type SignupSettings } from './public.tsx';
 
 // A sign-in through the identity provider that failed comes back as /console/?oidc_error=<code>: the
 // page says why in its own words (a code, so no link can put other words here).
@@ -35,11 +35,8 @@ function forgetProviderError() {
   window.history.replaceState(null, '', `${window.location.pathname}${rest ? `?${rest}` : ''}${window.location.hash}`);
 }
 
-/** An invitation in the console's address rides along to the provider sign-in. */
-function startLink(): string {
-  const invite = new URLSearchParams(window.location.search).get('invite');
-  return invite ? `/console/api/oidc/start?invite=${encodeURIComponent(invite)}` : '/console/api/oidc/start';
-}
+/** An invitation in the console's address (?invite= or an invite link's #/signup?invite=) rides along to the provider sign-in. */
+const startLink = () => providerStart(new URLSearchParams(window.location.search).get('invite') ?? hashParam('invite'));
 
 export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   const [mode, setMode] = useState<'account' | 'operator'>('account');

@@ -1,13 +1,16 @@
 import { useState, type FormEvent } from 'react';
-import { api } from '../api.ts';
+import { api, type OidcStatus } from '../api.ts';
 import { ErrorNote } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
-import { Done, hashParam, PublicFrame, type Accepted, type SignupSettings } from './public.tsx';
+import { Done, hashParam, providerStart, PublicFrame, type Accepted, type SignupSettings } from './public.tsx';
 
 // Open an account: the answer is the same whether or not the email has one; the mail says which.
+// With an identity provider configured, the account can be opened through it instead (an invite
+// link's code rides along).
 
 export function SignUp() {
   const settings = useLoad<SignupSettings>('/console/api/signup');
+  const { data: oidc } = useLoad<OidcStatus>('/console/api/oidc');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [invite, setInvite] = useState(hashParam('invite'));
@@ -58,6 +61,11 @@ export function SignUp() {
           <button type="submit" disabled={busy || mode === undefined}>
             Create account
           </button>
+          {oidc?.enabled ? (
+            <a className="button secondary provider" href={providerStart(mode === 'invite' ? invite.trim() : '')}>
+              Sign up with {oidc.name}
+            </a>
+          ) : null}
         </form>
       )}
     </PublicFrame>

@@ -13,6 +13,11 @@ export function hashParam(name: string): string {
   return new URLSearchParams(query).get(name) ?? '';
 }
 
+/** The provider sign-in's start, with the invitation a new account needs (SIGNUP=invite) if there is one. */
+export function providerStart(invite: string): string {
+  return invite ? `/console/api/oidc/start?invite=${encodeURIComponent(invite)}` : '/console/api/oidc/start';
+}
+
 export function PublicFrame({ title, children }: { title: string; children: ReactNode }) {
   return (
     <main className="signin">
