@@ -252,6 +252,25 @@ describe(`top-ups with Stripe Checkout [${backendName}]`, () => {
     ]);
   });
 
+  it('a refund that arrives before the payment is credited is refused until then, and taken back once after', async () => {
+    const h = await holder();
+    const { id, sessionId } = await startTopup(h, 20);
+    const paid = stripe.pay(sessionId);
+    const refund = stripe.refund(sessionId, 2000);
+    const early = await deliver(refund);
+    expect(early.status).toBe(503);
+    expect(JSON.parse(early.body)).toMatchObject({ error: { code: 503, message: expect.stringContaining('deliver it again later') } });
+    await expectState(h, 0, { id, status: 'pending', refunded: 0 });
+    await delivered(paid);
+    await expectState(h, 20, { id, status: 'paid' });
+    await Promise.all([delivered(refund), delivered(refund)]);
+    await expectState(h, 0, { id, status: 'refunded', refunded: 20 });
+    expect(await reversals(id)).toEqual([
+      { kind: 'topup', balance_delta: 20 * USD },
+      { kind: 'reversal', balance_delta: -20 * USD },
+    ]);
+  });
+
   it('a lost dispute takes back the money once, below zero when it was spent, and the next paid call is a 402', async () => {
     const h = await holder();
     const { id, sessionId } = await startTopup(h, 5);

@@ -120,6 +120,8 @@ export async function startFakeStripe(options: { secretKey?: string; webhookSecr
   const webhookSecret = options.webhookSecret ?? `whsec_${O.stripeId('s').slice(2)}`;
   const sessions = new Map<string, O.FakeCheckoutSession>();
   const charges = new Map<string, O.FakeCharge>();
+  /** payment_intent_data[metadata] per session: Stripe copies a PaymentIntent's metadata onto the charge it makes. */
+  const intentMetadata = new Map<string, Record<string, string>>();
   const idempotent = new Map<string, { digest: string; status: number; body: unknown }>();
   const requests: FakeStripe['requests'] = [];
   let base = '';
@@ -137,6 +139,7 @@ export async function startFakeStripe(options: { secretKey?: string; webhookSecr
       const id = `cs_test_${O.stripeId('x').slice(2)}${O.stripeId('x').slice(2)}`;
       const session = O.checkoutSession(id, input, `${base}/c/pay/${id}`);
       sessions.set(id, session);
+      intentMetadata.set(id, input.payment_intent_data?.metadata ?? {});
       return { status: 200, body: session };
     }
     const retrieve = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
@@ -206,7 +209,7 @@ export async function startFakeStripe(options: { secretKey?: string; webhookSecr
       session.status = 'complete';
       session.payment_status = options.delayed ? 'unpaid' : 'paid';
       session.url = null;
-      const paid = O.charge(paymentIntent, session.amount_total, session.currency, {});
+      const paid = O.charge(paymentIntent, session.amount_total, session.currency, intentMetadata.get(id) ?? {});
       if (options.delayed) paid.status = 'pending';
       charges.set(paymentIntent, paid);
       return O.event('checkout.session.completed', snapshot(session));

@@ -1,6 +1,7 @@
 import type Stripe from 'stripe';
 import type { AppContext } from '../../context.ts';
 import type { Topup, TopupStatus } from '../../db/types.ts';
+import { serviceUnavailable } from '../../core/errors.ts';
 import { takeBack, topUp } from '../billing/ledger.ts';
 import { shareOf, unitsOf } from './topup-money.ts';
 import { getTopup, markPaid, markUnpaid, moveTakenBack, topupOfPayment } from './topups.repo.ts';
@@ -75,10 +76,25 @@ async function takeBackDue(ctx: Ctx, paymentIntent: string, next: Taking): Promi
   throw new Error(`top-up of payment ${paymentIntent}: its row kept moving`);
 }
 
-/** Refunds: the charge says how much is refunded in all; what is not yet taken back is taken now. */
-function chargeRefunded(ctx: Ctx, charge: Stripe.Charge): Promise<Outcome> | Outcome {
+/**
+ * Refunds: the charge says how much is refunded in all; what is not yet taken back is taken now.
+ * A refund can arrive before the session's completion has credited the top-up (Stripe keeps no
+ * order): the charge names its top-up (the PaymentIntent's metadata, which Stripe copies onto the
+ * charge), and while that top-up is still pending the event is refused so that Stripe delivers it
+ * again, after the credit it takes back.
+ */
+async function chargeRefunded(ctx: Ctx, charge: Stripe.Charge): Promise<Outcome> {
   const paymentIntent = idOf(charge.payment_intent);
   if (!paymentIntent) return 'ignored';
+  const outcome = await takeBackRefund(ctx, paymentIntent, charge);
+  const named = charge.metadata?.topup_id;
+  if (outcome === 'ignored' && named && (await getTopup(ctx.db, named))?.status === 'pending') {
+    throw serviceUnavailable(`The refund of ${charge.id} came before its top-up was credited: deliver it again later`);
+  }
+  return outcome;
+}
+
+function takeBackRefund(ctx: Ctx, paymentIntent: string, charge: Stripe.Charge): Promise<Outcome> {
   return takeBackDue(ctx, paymentIntent, (topup) => {
     const amount = Number(topup.amount);
     const refunded = Math.max(Number(topup.refunded), Math.min(shareOf(amount, charge.amount_refunded, charge.amount), amount - Number(topup.disputed)));
