@@ -65,6 +65,8 @@ export const RULES: Rule[] = [
   { command: /^CLUSTER=auto npm start$/, coverage: { by: 'process', ready: { serves: true, forks: 'per core' } } },
   { command: /^WORKERS=0 npm start$/, coverage: { by: 'process', ready: { serves: true, silent: /"msg":"workers started"/ } } },
   { command: /^npm run dev:console$/, coverage: { by: 'process', ready: { consoleDevServer: true } } },
+  // The bundle the README's `npm start` built, started without the start script's young-generation flag.
+  { command: /^node --enable-source-maps dist\/server\/main\.js$/, coverage: { by: 'process', ready: { serves: true } } },
   { command: /^ADMIN_TOKEN=\$ADMIN_TOKEN npm start$/, coverage: LIVE },
   { command: /^psql -h \S+ -U \S+ -c 'create database \w+'$/, coverage: POSTGRES_REDIS },
   { command: /^PORT=\d+ npm start &$/, coverage: POSTGRES_REDIS },
@@ -84,6 +86,18 @@ export const RULES: Rule[] = [
   { command: /^npm run typecheck$/, coverage: { by: 'script', steps: [{ file: CI, line: /^npm run typecheck$/ }] } },
   { command: /^apt-get install chromium$/, coverage: { by: 'script', steps: [{ file: CI, line: /\bapt-get install -y\b.*\bchromium\b/ }] } },
   // Not run here: it empties dist/console, which the browser tests beside this file are serving.
+  // `npm run build` is what `npm start` runs first (prestart), which the fresh clone check runs.
+  {
+    command: /^npm run build$/,
+    coverage: {
+      by: 'script',
+      steps: [
+        { file: 'package.json', line: /^"build": "npm run build:console && npm run build:server",$/ },
+        { file: 'package.json', line: /^"prestart": "npm run build:console --silent && npm run build:server --silent",$/ },
+        { file: FRESH_CLONE, line: /^PORT=\S+ DATABASE_URL=\S+ npm start\b/ },
+      ],
+    },
+  },
   {
     command: /^npm run build:console$/,
     coverage: { by: 'script', steps: [{ file: 'package.json', line: /^"pretest": "npm run build:console\b/ }, { file: CI, line: /^npm test$/ }] },
