@@ -179,6 +179,8 @@ describe.skipIf(!haveChromium)(`console polish (issue 26 item 11) in Chromium [$
       await signInOperator(page);
       const chart = page.getByRole('img', { name: 'billed calls per day' });
       await chart.waitFor();
+      // The chart is drawn empty (two axis labels) until the days arrive: wait for its day labels.
+      await expect.poll(() => chart.locator('text').count(), { timeout: 15_000 }).toBeGreaterThan(3);
       await page.getByText('Billed calls', { exact: true }).first().waitFor();
       expect(await page.getByText('Requests', { exact: true }).count()).toBe(0);
       expect(await repeatedHeadings(page)).toEqual([]);
