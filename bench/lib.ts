@@ -31,9 +31,9 @@ function startFlags(root: string): string[] {
 
 /**
  * The gateway runs as `npm start` runs it: the esbuild bundle under dist/server (built once per
- * checkout per run), with the start script's node flags; tsx's transform of the sources names every closure it makes at run time
- * (`__name`), a cost the shipped bundle does not have. RUN_SOURCE=1 in a server's env runs the sources
- * through tsx instead; the bench's own servers always run through tsx.
+ * checkout per run), with the start script's node flags; tsx's transform of the sources names every
+ * closure it makes at run time (`__name`), a cost the shipped bundle does not have. RUN_SOURCE=1 in a
+ * server's env runs the sources through tsx instead; the bench's own servers always run through tsx.
  */
 function runnable(entry: string, fromSource: boolean): string[] {
   const root = path.resolve(ROOT, path.dirname(entry), '..');

@@ -86,21 +86,17 @@ async function takeBackDue(ctx: Ctx, paymentIntent: string, next: Taking): Promi
 async function chargeRefunded(ctx: Ctx, charge: Stripe.Charge): Promise<Outcome> {
   const paymentIntent = idOf(charge.payment_intent);
   if (!paymentIntent) return 'ignored';
-  const outcome = await takeBackRefund(ctx, paymentIntent, charge);
-  const named = charge.metadata?.topup_id;
-  if (outcome === 'ignored' && named && (await getTopup(ctx.db, named))?.status === 'pending') {
-    throw serviceUnavailable(`The refund of ${charge.id} came before its top-up was credited: deliver it again later`);
-  }
-  return outcome;
-}
-
-function takeBackRefund(ctx: Ctx, paymentIntent: string, charge: Stripe.Charge): Promise<Outcome> {
-  return takeBackDue(ctx, paymentIntent, (topup) => {
+  const outcome = await takeBackDue(ctx, paymentIntent, (topup) => {
     const amount = Number(topup.amount);
     const refunded = Math.max(Number(topup.refunded), Math.min(shareOf(amount, charge.amount_refunded, charge.amount), amount - Number(topup.disputed)));
     const status: TopupStatus = topup.status === 'disputed' ? 'disputed' : refunded >= amount ? 'refunded' : 'partially_refunded';
     return { refunded, disputed: Number(topup.disputed), status, note: `Stripe refund of ${charge.id}` };
   });
+  const named = charge.metadata?.topup_id;
+  if (outcome === 'ignored' && named && (await getTopup(ctx.db, named))?.status === 'pending') {
+    throw serviceUnavailable(`The refund of ${charge.id} came before its top-up was credited: deliver it again later`);
+  }
+  return outcome;
 }
 
 /** A lost dispute takes back the disputed amount (at most what refunds left), once. */
