@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.ts';
 import { CORS_HEADERS, registerPreflight } from './http/cors.ts';
 import { clientErrorHandler, errorHandler, registerErrorHandling } from './http/error-handler.ts';
+import { keepJsonBytes } from './http/json-body.ts';
 import { badRequest, serviceUnavailable } from './core/errors.ts';
 import type { Config } from './config.ts';
 import { ErrorEnvelope } from './http/schemas.ts';
@@ -140,6 +141,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const routes = collectRoutes(app);
   registerErrorHandling(app, ctx.config.bodyLimitBytes);
   app.addSchema(ErrorEnvelope);
+  keepJsonBytes(app);
 
   let closing = false;
   app.addHook('preClose', (done) => {

@@ -28,6 +28,7 @@ export interface UpstreamCall {
   path: string;
   /** Every request header, `content-type` included. */
   headers: Record<string, string>;
+  /** JSON to serialise, or the bytes of JSON text as they are to go (a caller's own body). */
   body: unknown;
   timeoutMs: number;
   signal: CallSignal;
@@ -42,7 +43,7 @@ function unavailable(call: UpstreamCall, err: unknown): unknown {
 const isUnavailable = (statusCode: number) => statusCode >= 500 || statusCode === 429;
 
 function dispatchOptions(call: UpstreamCall) {
-  return { path: call.path, method: 'POST' as const, headers: call.headers, body: JSON.stringify(call.body), headersTimeout: call.timeoutMs, bodyTimeout: call.timeoutMs };
+  return { path: call.path, method: 'POST' as const, headers: call.headers, body: call.body instanceof Uint8Array ? call.body : JSON.stringify(call.body), headersTimeout: call.timeoutMs, bodyTimeout: call.timeoutMs };
 }
 
 /** A streamed call: the answer's body is read as it arrives. */

@@ -26,14 +26,19 @@ export interface WireRoute {
 
 const FINISH: Record<TextAnswer['stopReason'], FinishReason> = { end_turn: 'stop', refusal: 'stop', max_tokens: 'max_tokens', stop_sequence: 'stop_sequence', tool_use: 'tool_calls' };
 
-/** What goes upstream: the caller's own body (the model mapped) or the neutral request encoded. */
-export function upstreamBody(wire: WireCall, speaks: WireFormat, model: string, stream: boolean): Json {
+/**
+ * What goes upstream: the caller's own body (the model mapped) or the neutral request encoded. The
+ * caller's bytes go as they came when nothing in them changes (Gemini names the model in the path).
+ */
+export function upstreamBody(wire: WireCall, speaks: WireFormat, model: string, stream: boolean): Json | Uint8Array {
   if (wire.format !== speaks || wire.rewritten) return FORMATS[speaks].encodeRequest({ ...wire.request, stream }, model);
-  if (speaks === 'gemini') return wire.body;
-  const body: Json = { ...wire.body, model };
   // The gateway bills from usage: a chat stream always asks for its usage chunk (a caller that did
   // not ask for it does not get it: see `withoutUnaskedUsage`).
-  if (speaks === 'chat' && stream) body.stream_options = { ...(body.stream_options as Json | undefined), include_usage: true };
+  const askUsage = speaks === 'chat' && stream && (wire.body.stream_options as Json | undefined)?.include_usage !== true;
+  if (wire.bytes && !askUsage && (speaks === 'gemini' || wire.body.model === model)) return wire.bytes;
+  if (speaks === 'gemini') return wire.body;
+  const body: Json = { ...wire.body, model };
+  if (askUsage) body.stream_options = { ...(body.stream_options as Json | undefined), include_usage: true };
   return body;
 }
 

@@ -23,7 +23,8 @@ export interface FakeGeminiText {
   url: string;
   key: string;
   models: string[];
-  requests: { path: string; headers: http.IncomingHttpHeaders; body: any }[];
+  /** Each request as received: `raw` is its body's text as it came. */
+  requests: { path: string; headers: http.IncomingHttpHeaders; body: any; raw: string }[];
   /** cachedContentTokenCount is a part of promptTokenCount; toolUsePromptTokenCount is beside it. */
   usage: { promptTokenCount: number; candidatesTokenCount: number; thoughtsTokenCount: number; cachedContentTokenCount?: number; toolUsePromptTokenCount?: number };
   /** Also takes `Authorization: Bearer <key>`, as a native upstream (another gateway speaking this format) does. */
@@ -47,7 +48,7 @@ export async function startFakeGeminiText(key = 'fake-gemini-text-key', models =
     } catch {
       throw bad('Invalid JSON payload received.');
     }
-    fake.requests.push({ path: `${url.pathname}${url.search}`, headers: req.headers, body });
+    fake.requests.push({ path: `${url.pathname}${url.search}`, headers: req.headers, body, raw });
     const bearer = fake.bearer ? /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1] : undefined;
     const given = req.headers['x-goog-api-key'] ?? url.searchParams.get('key') ?? bearer;
     if (!given) throw new Refusal(403, 'PERMISSION_DENIED', "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");

@@ -36,7 +36,8 @@ export interface FakeMessagesText {
   url: string;
   key: string;
   models: string[];
-  requests: { path: string; headers: http.IncomingHttpHeaders; body: any }[];
+  /** Each request as received: `raw` is its body's text as it came. */
+  requests: { path: string; headers: http.IncomingHttpHeaders; body: any; raw: string }[];
   usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
   mode: 'ok' | 'down';
   cut?: 'after-start';
@@ -66,12 +67,13 @@ export async function startFakeMessagesText(key = 'sk-fake-messages-key', models
         const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId }).end(JSON.stringify(body));
         try {
           let body: any;
+          const raw = Buffer.concat(chunks).toString('utf8');
           try {
-            body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+            body = JSON.parse(raw);
           } catch {
             throw invalid('There was an error parsing the body of your request');
           }
-          fake.requests.push({ path: req.url ?? '', headers: req.headers, body });
+          fake.requests.push({ path: req.url ?? '', headers: req.headers, body, raw });
           const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
           const given = req.headers['x-api-key'] ?? bearer;
           if (!given) throw new Refusal(401, 'authentication_error', 'x-api-key header is required');

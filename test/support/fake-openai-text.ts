@@ -20,7 +20,8 @@ export interface FakeOpenAIText {
   url: string;
   key: string;
   models: string[];
-  requests: { path: string; headers: http.IncomingHttpHeaders; body: any }[];
+  /** Each request as received: `raw` is its body's text as it came. */
+  requests: { path: string; headers: http.IncomingHttpHeaders; body: any; raw: string }[];
   /** The counts every answer reports (cached_tokens is a part of prompt_tokens, reasoning_tokens of completion_tokens). */
   usage: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: number }; completion_tokens_details?: { reasoning_tokens: number } };
   /** A stream without its usage chunk even when include_usage asked for it (some compatible servers). */
@@ -56,7 +57,7 @@ export async function startFakeOpenAIText(key = 'sk-fake-openai-text-key', model
         } catch {
           throw new Refusal(400, 'We could not parse the JSON body of your request.');
         }
-        fake.requests.push({ path: req.url ?? '', headers: req.headers, body });
+        fake.requests.push({ path: req.url ?? '', headers: req.headers, body, raw });
         const auth = req.headers.authorization;
         if (!auth) throw new Refusal(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).");
         if (auth !== `Bearer ${fake.key}`) throw new Refusal(401, `Incorrect API key provided: ${auth.slice(7, 10)}***. You can find your API key at https://platform.openai.com/account/api-keys.`, null, 'invalid_api_key');

@@ -10,6 +10,8 @@ export interface WireCall {
   format: WireFormat;
   /** The caller's body as parsed; only the model is changed before it goes upstream. */
   body: Json;
+  /** The bytes `body` was parsed from, where it came as JSON and was not changed: sent as they are when the model stays. */
+  bytes?: Uint8Array;
   request: TextRequest;
   /** The model the caller asked for (answers name it, whatever the channel maps it to). */
   model: string;

@@ -39,7 +39,9 @@ export async function wireTextCall(request: FastifyRequest, surface: WireSurface
     const value = request.headers[name];
     if (value !== undefined) headers[name] = String(value);
   }
-  const view = wireView({ format: surface.format, body: surface.body, request: neutral, model: surface.model ?? neutral.model, headers, ...(rewritten ? { rewritten } : {}) });
+  // The route's body as parsed (not a copy it changed): its bytes can go upstream as they came.
+  const bytes = surface.body === request.body ? request.jsonBytes : undefined;
+  const view = wireView({ format: surface.format, body: surface.body, ...(bytes ? { bytes } : {}), request: neutral, model: surface.model ?? neutral.model, headers, ...(rewritten ? { rewritten } : {}) });
   return { key: request.apiKey!, endpoint: surface.endpoint, requestId: request.id, request: view, allDown: surface.allDown, log: request.callEntry, span: request.span };
 }
 
