@@ -64,7 +64,8 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   private size = 0;
   private abortConnection: ((reason?: Error) => void) | undefined;
   private readonly onAbort: () => void;
-  private deadline: NodeJS.Timeout | undefined;
+  /** performance.now() past which a read cuts the answer off (no timer per call: see onData). */
+  private deadlineAt = Infinity;
 
   constructor(
     private readonly signal: CallSignal,
@@ -90,13 +91,19 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return true;
     this.statusCode = statusCode;
     this.rawHeaders = rawHeaders;
-    if (this.bodyDeadlineMs !== undefined && !this.deadline) {
-      this.deadline = setTimeout(() => this.abortConnection?.(new UpstreamAnswerCut('too_slow', this.bodyDeadlineMs!)), this.bodyDeadlineMs);
-    }
+    if (this.bodyDeadlineMs !== undefined && this.deadlineAt === Infinity) this.deadlineAt = performance.now() + this.bodyDeadlineMs;
     return true;
   }
 
   onData(chunk: Buffer): boolean {
+    // Checked as each read arrives rather than by a timer per call (a timer set and cleared on
+    // every call showed in the profile): an answer that trickles past its deadline is cut at its
+    // next read; one that goes silent meets the connection's body timeout, counted from its last
+    // read, so an answer ends at most one body timeout past its deadline.
+    if (performance.now() > this.deadlineAt) {
+      this.abortConnection?.(new UpstreamAnswerCut('too_slow', this.bodyDeadlineMs!));
+      return false;
+    }
     this.size += chunk.length;
     if (this.size > this.maxBytes) {
       this.abortConnection?.(new UpstreamAnswerCut('too_large', this.maxBytes));
@@ -117,7 +124,6 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   }
 
   private done(): void {
-    clearTimeout(this.deadline);
     this.signal.removeEventListener('abort', this.onAbort);
   }
 }
