@@ -13,6 +13,8 @@ export interface WholeResponse {
   statusCode: number;
   /** One response header's value (the first, by its lower-case name). */
   header(name: string): string | undefined;
+  /** The body as it came. */
+  bytes(): Buffer;
   text(): string;
   /** The body parsed; a body that is not JSON is a 502 (the upstream answered, so no failover). */
   json(): unknown;
@@ -34,13 +36,17 @@ class WholeBody implements WholeResponse {
     return undefined;
   }
 
+  private joined: Buffer | undefined;
   private decoded: string | undefined;
 
-  /** Decoded once: a same-format answer is parsed for its usage and then sent as this text. */
+  /** Joined once: a same-format answer is parsed for its usage and then sent as these bytes. */
+  bytes(): Buffer {
+    this.joined ??= this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    return this.joined;
+  }
+
   text(): string {
-    if (this.decoded !== undefined) return this.decoded;
-    const { chunks } = this;
-    this.decoded = chunks.length === 0 ? '' : (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+    this.decoded ??= this.chunks.length === 0 ? '' : this.bytes().toString('utf8');
     return this.decoded;
   }
 

@@ -73,7 +73,7 @@ export async function wireGenerate(upstream: UpstreamText, route: WireRoute, req
     const renamed = json !== null && typeof json === 'object' && 'model' in json && (json as Json).model !== wire.model;
     if (renamed) (json as Json).model = wire.model;
     const usage = usageOf(reportedUsage(speaks, json), request, () => answerText(FORMATS[speaks].decodeAnswer(json)));
-    return { text: '', finish: 'stop', stopSequence: null, usage, wireBody: json, ...(renamed ? {} : { wireText: response.text() }) };
+    return { text: '', finish: 'stop', stopSequence: null, usage, wireBody: json, ...(renamed ? {} : { wireBytes: response.bytes() }) };
   }
   const decoded = FORMATS[speaks].decodeAnswer(json);
   const answer = { ...decoded, usage: usageOf(reportedUsage(speaks, json), request, answerText(decoded)) };

@@ -50,8 +50,8 @@ export interface TextResult {
   usage: TextUsage;
   /** A wire call's answer, in the caller's format (see TextRequest.wire); then only `usage` beside it is read. */
   wireBody?: unknown;
-  /** `wireBody` exactly as the upstream wrote it, when nothing in it was changed: sent as it came. */
-  wireText?: string;
+  /** `wireBody` exactly as the upstream wrote it (its bytes), when nothing in it was changed: sent as it came. */
+  wireBytes?: Uint8Array;
 }
 
 /** A streamed piece: text deltas, then one final piece with the finish and the usage. */

@@ -51,8 +51,8 @@ export async function answerWire(ctx: AppContext, request: FastifyRequest, reply
   if (call.request.wire!.request.stream) return streamWire(ctx, call, request, reply, surface);
   const result = await generateText(ctx, call, clientGone(reply));
   if (surface.answered) await surface.answered(result.wireBody as Json, call);
-  // Sent as text: the answer is the upstream's to shape, not a schema's to filter.
-  const answer = surface.wrap ? JSON.stringify(surface.wrap(result.wireBody)) : (result.wireText ?? JSON.stringify(result.wireBody));
+  // Sent as text (or as the upstream's own bytes): the answer is the upstream's to shape, not a schema's to filter.
+  const answer = surface.wrap ? JSON.stringify(surface.wrap(result.wireBody)) : (result.wireBytes ?? JSON.stringify(result.wireBody));
   return reply.type('application/json; charset=utf-8').send(answer);
 }
 
