@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { agentBody } from './agent-body.ts';
 import { ADMIN, benchKey, pinSelf, ROOT, routeHaikuTo, startServer, tempSqlite } from './lib.ts';
 
 // A/B of two gateway builds' CPU per text call, for changes of a few percent. This VM's speed drifts
@@ -16,12 +17,14 @@ import { ADMIN, benchKey, pinSelf, ROOT, routeHaikuTo, startServer, tempSqlite }
 // BASELINE: the other checkout (default: this one, an A/A run that shows the noise); A_ENV / B_ENV:
 // extra environment for the baseline / this checkout ("KEY=value,KEY=value"; NODE_ARGS=--flag=value
 // passes flags to node); AB_PAIRS (3),
-// AB_ROUNDS per pair (4), AB_SECONDS per round (3).
+// AB_ROUNDS per pair (4), AB_SECONDS per round (3); AB_BODY=agent: an agent-sized ~35 KB body (bench/agent-body.ts)
+// instead of a one-line prompt, at 5 connections per side.
 pinSelf();
 const PAIRS = Number(process.env.AB_PAIRS ?? 3);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 4);
 const SECONDS = Number(process.env.AB_SECONDS ?? 3);
-const body = JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
+const AGENT = process.env.AB_BODY === 'agent';
+const body = AGENT ? agentBody('chatgen-4-haiku') : JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
 const envOf = (spec = '') => Object.fromEntries(spec.split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const sides = [
   { name: 'baseline', entry: path.resolve(process.env.BASELINE ?? ROOT, 'src/main.ts'), env: envOf(process.env.A_ENV) },
@@ -49,7 +52,7 @@ type Gateway = Awaited<ReturnType<typeof gateway>>;
 /** Loads both at once; CPU microseconds per call of each. */
 async function loadBoth(both: Gateway[], seconds: number): Promise<number[]> {
   const before = both.map((g) => cpuTicks(g.child.pid!));
-  const results = await Promise.all(both.map((g) => autocannon({ url: `${g.url}/v1/messages`, method: 'POST', headers: g.headers, body, connections: 25, duration: seconds })));
+  const results = await Promise.all(both.map((g) => autocannon({ url: `${g.url}/v1/messages`, method: 'POST', headers: g.headers, body, connections: AGENT ? 5 : 25, duration: seconds })));
   return both.map((g, i) => ((cpuTicks(g.child.pid!) - before[i]!) * 10_000) / Math.max(1, results[i]!.requests.total - results[i]!.non2xx));
 }
 
