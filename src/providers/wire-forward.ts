@@ -5,6 +5,7 @@ import type { FinishReason, TextChunk, TextRequest } from '../core/text/provider
 import { laterUsage, usageOf, type ReportedUsage } from '../lib/tokens/tokens.ts';
 import { maxAnswerBytes, UpstreamAnswerCut } from './upstream-read.ts';
 import { TextUpstreamUnavailable } from '../core/text/provider.ts';
+import { KeptBytes } from '../lib/kept-bytes.ts';
 import { reportedUsage } from './wire-usage.ts';
 
 // A same-format stream of chat completions, Responses or the Gemini API, forwarded as the upstream
@@ -90,17 +91,18 @@ const usageOnly = (data: unknown) => Array.isArray((data as { choices?: unknown[
 export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, body: AsyncIterable<Buffer>, request: TextRequest, hideUsage: boolean): AsyncGenerator<TextChunk> {
   const marks = MARKS[format].map((mark) => Buffer.from(mark));
   const ends = FORMATS[format].streamDecoder();
-  const counter = FORMATS[format].streamDecoder();
   let reported: ReportedUsage | undefined;
   let lastUsage: ReportedUsage | undefined;
   let finish: Extract<TextStreamEvent, { type: 'finish' }> | undefined;
-  const forwarded: Buffer[] = [];
+  const forwarded = new KeptBytes();
+  // Read once, when the stream ended without its usage.
+  const forwardedText = () => forwarded.readOnce((bytes) => textOf(FORMATS[format].streamDecoder(), bytes.toString('utf8')));
   let pending: Buffer | undefined;
   // A Responses stream tells the route its whole answer (TextChunk `answer`): null until it is seen.
   let answer: unknown = format === 'responses' ? null : undefined;
   const pass = (bytes: Buffer): TextChunk => {
-    forwarded.push(bytes);
-    return { type: 'events', parts: [bytes], text: () => textOf(counter, bytes.toString('utf8')), answer };
+    forwarded.push([bytes]);
+    return { type: 'events', parts: [bytes], text: forwardedText, answer };
   };
   // Most blocks hold none of the marked events: they go on as the bytes that came, unread.
   const read = function* (block: Buffer): Generator<TextChunk> {
@@ -123,24 +125,31 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, body
     if (reported !== lastUsage) yield { type: 'usage', usage: (lastUsage = reported)! };
     if (kept.length) yield pass(Buffer.from(kept.map((e) => `${e}\n\n`).join('')));
   };
-  for await (const chunk of body) {
-    const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
-    const end = lastBoundary(bytes);
-    if (end < 0) {
-      // An event that never ends would be held without bound: past the cap on answers it is cut.
-      if (bytes.length > maxAnswerBytes()) throw new TextUpstreamUnavailable(new UpstreamAnswerCut('too_large', maxAnswerBytes()).message);
-      pending = bytes;
-      continue;
+  let ended = false;
+  try {
+    for await (const chunk of body) {
+      const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
+      const end = lastBoundary(bytes);
+      if (end < 0) {
+        // An event that never ends would be held without bound: past the cap on answers it is cut.
+        if (bytes.length > maxAnswerBytes()) throw new TextUpstreamUnavailable(new UpstreamAnswerCut('too_large', maxAnswerBytes()).message);
+        pending = bytes;
+        continue;
+      }
+      pending = end < bytes.length ? bytes.subarray(end) : undefined;
+      yield* read(bytes.subarray(0, end));
     }
-    pending = end < bytes.length ? bytes.subarray(end) : undefined;
-    yield* read(bytes.subarray(0, end));
+    if (pending?.toString('utf8').trim()) yield* read(Buffer.concat([pending, Buffer.from('\n\n')]));
+    for (const e of ends.end()) if (e.type === 'finish') finish = e;
+    // A stream cut before the upstream's end has no finish: the text service bills our count.
+    if (!finish) return;
+    const usage = usageOf(reported, request, forwardedText);
+    ended = true;
+    yield { type: 'end', finish: FINISH[finish.stopReason] ?? 'stop', stopSequence: finish.stopSequence ?? null, usage };
+  } finally {
+    // Ended with its usage: the forwarded text will not be read. A stream cut short keeps it for the text service.
+    if (ended) forwarded.release();
   }
-  if (pending?.toString('utf8').trim()) yield* read(Buffer.concat([pending, Buffer.from('\n\n')]));
-  for (const e of ends.end()) if (e.type === 'finish') finish = e;
-  // A stream cut before the upstream's end has no finish: the text service bills our count.
-  if (!finish) return;
-  const usage = usageOf(reported, request, () => forwarded.map((bytes) => textOf(counter, bytes.toString('utf8'))).join(''));
-  yield { type: 'end', finish: FINISH[finish.stopReason] ?? 'stop', stopSequence: finish.stopSequence ?? null, usage };
 }
 
 /** The text and tool arguments in forwarded events; `counter` must see every block once, in order. */

@@ -99,10 +99,10 @@ export async function* wireStream(upstream: UpstreamText, route: WireRoute, requ
   let reported: ReportedUsage | undefined;
   const pass = (events: TextStreamEvent[]): TextChunk | undefined => {
     for (const e of events) if (e.type === 'finish') end = e;
-    const text = producedText(events);
-    produced += text;
+    produced += producedText(events);
+    const soFar = produced;
     const out = encode(events);
-    return out ? { type: 'events', parts: [Buffer.from(out)], text: () => text } : undefined;
+    return out ? { type: 'events', parts: [Buffer.from(out)], text: () => soFar } : undefined;
   };
   for await (const event of sseEvents(response.body)) {
     const data = event.data === '[DONE]' ? '[DONE]' : (JSON.parse(event.data) as unknown);

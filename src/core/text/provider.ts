@@ -57,7 +57,12 @@ export interface TextResult {
 /** A streamed piece: text deltas, then one final piece with the finish and the usage. */
 export type TextChunk =
   | { type: 'delta'; text: string }
-  /** A same-format upstream's whole events, as bytes to write at once (a wire call's, see TextRequest.wire); `text()` reads their text. */
+  /**
+   * A same-format upstream's whole events, as bytes to write at once (a wire call's, see
+   * TextRequest.wire). `text()` reads the text of every events chunk of the stream so far, this
+   * one's included: the text service keeps only the last chunk, and reads it only when the stream
+   * ended without the upstream's usage.
+   */
   | {
       type: 'events';
       parts: Buffer[];

@@ -129,8 +129,9 @@ async function* streamCall(ctx: AppContext, call: TextCall, signal: CallSignal):
   await sizePrompt(ctx, call.request, call.key);
   const money = await holdFor(ctx, call);
   let produced = '';
-  // Forwarded events are read for their text only if the call ends without the upstream's usage.
-  const forwarded: { text(): string }[] = [];
+  // Forwarded events are read for their text only if the call ends without the upstream's usage;
+  // the last events chunk reads the text of all of them.
+  let forwarded: { text(): string } | undefined;
   let usage: TextUsage | undefined;
   // What the upstream reported before its end (message_start's prompt): paid if the stream breaks off.
   let reported: ReportedUsage | undefined;
@@ -159,7 +160,7 @@ async function* streamCall(ctx: AppContext, call: TextCall, signal: CallSignal):
       for (let step = first; !step.done; step = await iterator.next()) {
         const chunk = step.value;
         if (chunk.type === 'delta') produced += chunk.text;
-        else if (chunk.type === 'events') forwarded.push(chunk);
+        else if (chunk.type === 'events') forwarded = chunk;
         else if (chunk.type === 'usage') {
           reported = chunk.usage;
           continue;
@@ -176,7 +177,7 @@ async function* streamCall(ctx: AppContext, call: TextCall, signal: CallSignal):
   } finally {
     if (signal.aborted && status !== 'ok') status = 'aborted';
     if ((started || signal.aborted) && status === 'failed') status = 'aborted';
-    if (!usage) produced += forwarded.map((events) => events.text()).join('');
+    if (!usage && forwarded) produced += forwarded.text();
     // Without the upstream's final usage: what it reported so far, else our count of the prompt it
     // received and of what it produced. A call no upstream answered pays nothing.
     const counted = usage ?? (started || signal.aborted ? usageOf(reported, call.request, produced) : NOTHING_USED);

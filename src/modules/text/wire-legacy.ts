@@ -48,7 +48,11 @@ export function throughTextView(provider: TextProvider): TextProvider {
 /** Text deltas and the end of a text-only stream as the caller's format's events. */
 async function* encodedStream(wire: WireCall, chunks: AsyncIterable<TextChunk>): AsyncIterable<TextChunk> {
   const frames = callerFrames(wire);
-  const out = (events: TextStreamEvent[], text = ''): TextChunk => ({ type: 'events', parts: [Buffer.from(frames(events))], text: () => text });
+  let produced = '';
+  const out = (events: TextStreamEvent[], text = ''): TextChunk => {
+    const soFar = (produced += text);
+    return { type: 'events', parts: [Buffer.from(frames(events))], text: () => soFar };
+  };
   let started = false;
   const start = (): TextStreamEvent[] => (started ? [] : ((started = true), [{ type: 'start', id: newId('msg'), model: wire.model }, { type: 'block_start', index: 0, block: { type: 'text' } }]));
   for await (const chunk of chunks) {

@@ -4,6 +4,7 @@ import type { FinishReason, TextChunk, TextRequest } from '../../core/text/provi
 import { laterUsage, usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import { messagesClasses, type MessagesEvent } from './messages.answers.ts';
 import { maxAnswerBytes, UpstreamAnswerCut } from '../upstream-read.ts';
+import { KeptBytes } from '../../lib/kept-bytes.ts';
 
 // The same-format stream: a messages caller, a messages upstream. Parsing every event into the
 // neutral form and encoding it back cost the gateway ~3/4 of its time per stream (a JSON parse, a
@@ -57,8 +58,6 @@ function dataOf(block: Buffer, start: number, end: number): MessagesEvent | unde
 }
 
 /** The text deltas in whole events (read only when a call cut short must be counted). */
-export const partsText = (parts: Buffer[]) => parts.map(eventsText).join('');
-
 function eventsText(block: Buffer): string {
   let text = '';
   for (let start = 0; start < block.length; ) {
@@ -85,7 +84,7 @@ export class MessagesEvents {
   failure?: string;
   private pending?: Buffer;
   private started = false;
-  private readonly forwarded: Buffer[][] = [];
+  private readonly forwarded = new KeptBytes();
 
   constructor(private readonly rename: Rename) {}
 
@@ -112,9 +111,9 @@ export class MessagesEvents {
     return bytes && this.read(bytes);
   }
 
-  /** The text forwarded so far (for a stream that ended without its usage). */
+  /** The text forwarded (for a stream that ended without its usage): read once, at its end. */
   text(): string {
-    return this.forwarded.map(partsText).join('');
+    return this.forwarded.readOnce(eventsText);
   }
 
   private read(block: Buffer): Buffer[] | undefined {
@@ -146,6 +145,11 @@ export class MessagesEvents {
     return parts;
   }
 
+  /** The stream ended with its usage: what was forwarded will not be read. */
+  release(): void {
+    this.forwarded.release();
+  }
+
   private renamed(data: MessagesEvent): Buffer {
     this.started = true;
     const message = data.message ?? {};
@@ -162,12 +166,19 @@ export async function* forwardEvents(body: AsyncIterable<Buffer>, request: TextR
     yield events.rest();
   };
   let reported: ReportedUsage | undefined;
-  for await (const parts of pieces()) {
-    // message_start's usage, paid if the stream breaks off (the reference changes only when an event reported some).
-    if (events.reported !== reported) yield { type: 'usage', usage: (reported = events.reported)! };
-    if (parts) yield { type: 'events', parts, text: () => partsText(parts) };
-    if (events.failure !== undefined) throw badGateway(`upstream stream failed: ${events.failure}`);
+  let ended = false;
+  try {
+    for await (const parts of pieces()) {
+      // message_start's usage, paid if the stream breaks off (the reference changes only when an event reported some).
+      if (events.reported !== reported) yield { type: 'usage', usage: (reported = events.reported)! };
+      if (parts) yield { type: 'events', parts, text: () => events.text() };
+      if (events.failure !== undefined) throw badGateway(`upstream stream failed: ${events.failure}`);
+    }
+    const usage = usageOf(events.reported, request, () => events.text());
+    ended = true;
+    yield { type: 'end', finish: events.finish, stopSequence: events.stopSequence, usage };
+  } finally {
+    // Ended with its usage: the forwarded text will not be read. A stream cut short keeps it for the text service.
+    if (ended) events.release();
   }
-  const usage = usageOf(events.reported, request, () => events.text());
-  yield { type: 'end', finish: events.finish, stopSequence: events.stopSequence, usage };
 }

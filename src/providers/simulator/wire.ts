@@ -85,7 +85,11 @@ export function simulatedWireAnswer(view: TextRequest): TextResult {
 export async function* simulatedWireStream(view: TextRequest, aborted: () => boolean): AsyncIterable<TextChunk> {
   const answer = answerOf(view);
   const frames = callerFrames(view.wire!);
-  const out = (events: TextStreamEvent[], text = ''): TextChunk => ({ type: 'events', parts: [Buffer.from(frames(events))], text: () => text });
+  let produced = '';
+  const out = (events: TextStreamEvent[], text = ''): TextChunk => {
+    const soFar = (produced += text);
+    return { type: 'events', parts: [Buffer.from(frames(events))], text: () => soFar };
+  };
   yield out([{ type: 'start', id: answer.id, model: answer.model, created: answer.created }]);
   for (const [index, part] of answer.content.entries()) {
     if (part.type === 'tool_call') {
