@@ -62,15 +62,17 @@ export async function postJson(call: UpstreamCall): Promise<StreamedResponse> {
 }
 
 /** A non-streamed call: the answer is read whole (a body cut off midway is a failure to fail over from). */
-export async function postJsonWhole(call: UpstreamCall): Promise<WholeResponse> {
-  let response: WholeResponse;
-  try {
-    response = await requestWhole(poolFor(call.origin), dispatchOptions(call), call.signal);
-  } catch (err) {
-    throw unavailable(call, err);
-  }
-  if (isUnavailable(response.statusCode)) throw new TextUpstreamUnavailable(`upstream answered ${response.statusCode}`);
-  return response;
+export function postJsonWhole(call: UpstreamCall): Promise<WholeResponse> {
+  // One `then` rather than an async function around an await: the whole-call path's fewer turns.
+  return requestWhole(poolFor(call.origin), dispatchOptions(call), call.signal).then(
+    (response) => {
+      if (isUnavailable(response.statusCode)) throw new TextUpstreamUnavailable(`upstream answered ${response.statusCode}`);
+      return response;
+    },
+    (err: unknown) => {
+      throw unavailable(call, err);
+    },
+  );
 }
 
 /** One server-sent event: its `event:` name where it has one, and its `data:` lines joined. */

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { forbidden, rateLimited, unauthorized } from '../../core/errors.ts';
 import type { CachedKey } from '../../core/key.ts';
@@ -67,24 +67,45 @@ export const pathModel: ModelOf = (request) => {
   }
 };
 
-/** Authenticates the key (from the sources the route declares) and applies its rate limit. */
-export function keyGuard(ctx: GuardContext, options: KeyGuardOptions = {}): preValidationAsyncHookHandler {
-  return async function authenticate(request: FastifyRequest, reply: FastifyReply) {
-    const token = requiredKey(request);
-    const digest = keyDigest(token);
-    const key = ctx.keyCache.cached(digest.hex) ?? (await ctx.keyCache.lookup(digest.hex));
-    assertUsable(key, digest.bytes, options);
-    // Known before its policy is checked: a refusal is logged under the key's account (modules/calls/).
-    request.apiKey = key;
-    // Body capture for the call log (modules/calls/call-bodies.ts), off unless the key asks for it.
-    if (key.log_bodies) request.callEntry?.keepBodies(request.body, reply.raw, token, ctx.config.callBodyMaxBytes);
-    if (key.policy) assertPolicy(key, request, options);
-    const budget = budgetOf(ctx, key, options.read === true);
-    // Counted in memory (one process without Redis) the limit needs no wait.
-    const decision = ctx.rateLimiter.hitNow?.(budget.counter, budget.limit);
-    if (decision) applyRateLimit(decision, reply);
-    else await limitLater(ctx, budget, request, reply);
+/**
+ * Authenticates the key (from the sources the route declares) and applies its rate limit. A hook
+ * with a callback, not an async one: a cached key whose limit is counted in memory is let through
+ * in the same turn (an async hook cost every call a promise and turns of the microtask queue).
+ */
+export function keyGuard(ctx: GuardContext, options: KeyGuardOptions = {}): preValidationHookHandler {
+  return function authenticate(request, reply, done) {
+    const fail = (err: unknown) => done(err as FastifyError);
+    let token: string;
+    let digest: { bytes: Buffer; hex: string };
+    let admitted: Promise<void> | 'now' | undefined;
+    try {
+      token = requiredKey(request);
+      digest = keyDigest(token);
+      const key = ctx.keyCache.cached(digest.hex);
+      if (key) admitted = admit(ctx, options, request, reply, token, digest.bytes, key) ?? 'now';
+    } catch (err) {
+      return fail(err);
+    }
+    // done() outside the try: the rest of the request may run inside it.
+    if (admitted === 'now') return done();
+    (admitted ?? ctx.keyCache.lookup(digest.hex).then((key) => admit(ctx, options, request, reply, token, digest.bytes, key))).then(() => done(), fail);
   };
+}
+
+/** A found key let in, or refused; a promise only when the rate limit is counted elsewhere (Redis). */
+function admit(ctx: GuardContext, options: KeyGuardOptions, request: FastifyRequest, reply: FastifyReply, token: string, digest: Buffer, key: CachedKey | undefined): Promise<void> | undefined {
+  assertUsable(key, digest, options);
+  // Known before its policy is checked: a refusal is logged under the key's account (modules/calls/).
+  request.apiKey = key;
+  // Body capture for the call log (modules/calls/call-bodies.ts), off unless the key asks for it.
+  if (key.log_bodies) request.callEntry?.keepBodies(request.body, reply.raw, token, ctx.config.callBodyMaxBytes);
+  if (key.policy) assertPolicy(key, request, options);
+  const budget = budgetOf(ctx, key, options.read === true);
+  // Counted in memory (one process without Redis) the limit needs no wait.
+  const decision = ctx.rateLimiter.hitNow?.(budget.counter, budget.limit);
+  if (!decision) return limitLater(ctx, budget, request, reply);
+  applyRateLimit(decision, reply);
+  return undefined;
 }
 
 function assertUsable(key: CachedKey | undefined, digest: Buffer, options: KeyGuardOptions): asserts key is CachedKey {

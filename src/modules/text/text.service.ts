@@ -62,53 +62,50 @@ export async function countPromptTokens(ctx: AppContext, request: TextRequest, k
 
 /** One call, failing over to the next channel when an upstream is unavailable. */
 export async function generateText(ctx: AppContext, call: TextCall, signal: CallSignal): Promise<TextResult> {
-  if (!call.log) return generate(ctx, call, signal);
-  call.log.begin();
+  // The call log's row waits for this part too (one async frame for the whole call: a wrapper around
+  // another cost its own turns of the microtask queue).
+  call.log?.begin();
   try {
-    return await generate(ctx, call, signal);
-  } finally {
-    call.log.end();
-  }
-}
-
-async function generate(ctx: AppContext, call: TextCall, signal: CallSignal): Promise<TextResult> {
-  // All three are nearly always ready at once (cached channels, a prompt counted on the loop, a hold
-  // from an in-process float): an await on a value that is not a promise still costs a turn of the
-  // microtask queue, so a value is awaited only when it is a promise.
-  const routed = routes(ctx, call);
-  const candidates = Array.isArray(routed) ? routed : await routed;
-  const sized = sizePrompt(ctx, call.request, call.key);
-  if (sized instanceof Promise) await sized;
-  const held = holdFor(ctx, call);
-  const money = held instanceof Promise ? await held : held;
-  for (const route of candidates) {
-    const span = upstreamSpan(call, route.channel, route.request.model);
-    try {
-      const result = await route.provider.generate(route.request, signal);
-      const cost = costOf(ctx, call, result.usage);
-      ctx.textMoney.settle(money, cost, result.usage, 'ok');
-      noteText(call, route.channel, 'ok', result.usage, cost);
-      endUpstreamSpan(span, result.usage);
-      return result;
-    } catch (err) {
-      endUpstreamSpan(span, undefined, err);
-      if (err instanceof TextUpstreamUnavailable) continue;
-      if (signal.aborted) {
-        // The caller left while the upstream worked on a prompt it had received: the prompt is paid
-        // (our count: the upstream's own never came), and the upstream call was stopped.
-        const counted = usageOf(undefined, call.request, '');
-        const cost = costOf(ctx, call, counted);
-        ctx.textMoney.settle(money, cost, counted, 'aborted');
-        noteText(call, route.channel, 'aborted', counted, cost, err);
-      } else {
-        ctx.textMoney.release(money);
-        noteText(call, route.channel, 'failed', undefined, undefined, err);
+    // All three are nearly always ready at once (cached channels, a prompt counted on the loop, a hold
+    // from an in-process float): an await on a value that is not a promise still costs a turn of the
+    // microtask queue, so a value is awaited only when it is a promise.
+    const routed = routes(ctx, call);
+    const candidates = Array.isArray(routed) ? routed : await routed;
+    const sized = sizePrompt(ctx, call.request, call.key);
+    if (sized instanceof Promise) await sized;
+    const held = holdFor(ctx, call);
+    const money = held instanceof Promise ? await held : held;
+    for (const route of candidates) {
+      const span = upstreamSpan(call, route.channel, route.request.model);
+      try {
+        const result = await route.provider.generate(route.request, signal);
+        const cost = costOf(ctx, call, result.usage);
+        ctx.textMoney.settle(money, cost, result.usage, 'ok');
+        noteText(call, route.channel, 'ok', result.usage, cost);
+        endUpstreamSpan(span, result.usage);
+        return result;
+      } catch (err) {
+        endUpstreamSpan(span, undefined, err);
+        if (err instanceof TextUpstreamUnavailable) continue;
+        if (signal.aborted) {
+          // The caller left while the upstream worked on a prompt it had received: the prompt is paid
+          // (our count: the upstream's own never came), and the upstream call was stopped.
+          const counted = usageOf(undefined, call.request, '');
+          const cost = costOf(ctx, call, counted);
+          ctx.textMoney.settle(money, cost, counted, 'aborted');
+          noteText(call, route.channel, 'aborted', counted, cost, err);
+        } else {
+          ctx.textMoney.release(money);
+          noteText(call, route.channel, 'failed', undefined, undefined, err);
+        }
+        throw err;
       }
-      throw err;
     }
+    ctx.textMoney.release(money);
+    throw call.allDown();
+  } finally {
+    call.log?.end();
   }
-  ctx.textMoney.release(money);
-  throw call.allDown();
 }
 
 /**

@@ -30,10 +30,15 @@ export interface WireSurfaceCall {
   answered?(answer: Json, call: TextCall): Promise<void>;
 }
 
-export async function wireTextCall(request: FastifyRequest, surface: WireSurfaceCall): Promise<TextCall> {
+/** The call, or its promise when the surface changes the request first (`expand`). */
+export function wireTextCall(request: FastifyRequest, surface: WireSurfaceCall): TextCall | Promise<TextCall> {
   const neutral = FORMATS[surface.format].decodeRequest(surface.body, surface.model);
   if (surface.stream !== undefined) neutral.stream = surface.stream;
-  const rewritten = surface.expand ? await surface.expand(neutral) : false;
+  if (!surface.expand) return callOf(request, surface, neutral, false);
+  return surface.expand(neutral).then((rewritten) => callOf(request, surface, neutral, rewritten));
+}
+
+function callOf(request: FastifyRequest, surface: WireSurfaceCall, neutral: NeutralRequest, rewritten: boolean): TextCall {
   const headers: Record<string, string> = {};
   for (const name of FORWARDED_HEADERS[surface.format]) {
     const value = request.headers[name];
@@ -47,7 +52,8 @@ export async function wireTextCall(request: FastifyRequest, surface: WireSurface
 
 /** Answers the call: the whole answer as JSON, or the format's event stream. */
 export async function answerWire(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, surface: WireSurfaceCall): Promise<unknown> {
-  const call = await wireTextCall(request, surface);
+  const made = wireTextCall(request, surface);
+  const call = made instanceof Promise ? await made : made;
   if (call.request.wire!.request.stream) return streamWire(ctx, call, request, reply, surface);
   const result = await generateText(ctx, call, clientGone(reply));
   if (surface.answered) await surface.answered(result.wireBody as Json, call);

@@ -42,8 +42,13 @@ export class MessagesText extends UpstreamText {
 
   readonly speaksWire = true;
 
-  async generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
+  generate(request: TextRequest, signal: CallSignal): Promise<TextResult> {
+    // A wire call's own promise, not one wrapped by an async function (each wrapper costs turns of the microtask queue).
     if (request.wire) return wireGenerate(this, WIRE, request, signal);
+    return this.generateText(request, signal);
+  }
+
+  private async generateText(request: TextRequest, signal: CallSignal): Promise<TextResult> {
     const response = await this.postWhole('/v1/messages', toMessages(request, false), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response);
     const json = response.json() as MessagesAnswer | null;
