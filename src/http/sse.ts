@@ -36,7 +36,9 @@ export function startSse(request: FastifyRequest, reply: FastifyReply, signal: R
   });
   // No flushHeaders(): every stream writes its first events at once, and the headers go with
   // them in one packet (a write of their own cost each stream a syscall).
-  request.raw.socket?.setNoDelay(true);
+  // (Called only where the socket has it: light-my-request's mock socket has not, and a throw here,
+  // after the hijack, would leave the request without an answer.)
+  request.raw.socket?.setNoDelay?.(true);
   raw.on('close', () => {
     if (!raw.writableFinished) signal.abort(new ClientGone());
   });
