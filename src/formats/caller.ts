@@ -1,4 +1,5 @@
 import type { StreamEncoder, TextAnswer, TextStreamEvent, WireCall, WireFormat } from '../core/text/index.ts';
+import type { TextChunk } from '../core/text/provider.ts';
 import { sseText } from '../core/text/index.ts';
 import { newId } from '../lib/ids.ts';
 import { FORMATS } from './index.ts';
@@ -15,4 +16,17 @@ export const encodeForCaller = (wire: WireCall, answer: TextAnswer) => FORMATS[w
 export function callerFrames(wire: WireCall): (events: TextStreamEvent[]) => string {
   const encoder: StreamEncoder = FORMATS[wire.format].streamEncoder(wire.request);
   return (events) => sseText(events.flatMap((e) => encoder.push(e.type === 'start' ? { ...e, id: newId(ID_PREFIX[wire.format]), model: wire.model } : e)));
+}
+
+/**
+ * Neutral events as the caller's format's events chunks; `text` is what each one produced, and a
+ * chunk's `text()` reads what the whole stream produced so far (TextChunk).
+ */
+export function callerChunks(wire: WireCall): (events: TextStreamEvent[], text?: string) => TextChunk {
+  const frames = callerFrames(wire);
+  let produced = '';
+  return (events, text = '') => {
+    const soFar = (produced += text);
+    return { type: 'events', parts: [Buffer.from(frames(events))], text: () => soFar };
+  };
 }

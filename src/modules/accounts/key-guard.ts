@@ -77,18 +77,19 @@ export function keyGuard(ctx: GuardContext, options: KeyGuardOptions = {}): preV
     const fail = (err: unknown) => done(err as FastifyError);
     let token: string;
     let digest: { bytes: Buffer; hex: string };
-    let admitted: Promise<void> | 'now' | undefined;
+    let key: CachedKey | undefined;
+    let later: Promise<void> | undefined;
     try {
       token = requiredKey(request);
       digest = keyDigest(token);
-      const key = ctx.keyCache.cached(digest.hex);
-      if (key) admitted = admit(ctx, options, request, reply, token, digest.bytes, key) ?? 'now';
+      key = ctx.keyCache.cached(digest.hex);
+      if (key) later = admit(ctx, options, request, reply, token, digest.bytes, key);
     } catch (err) {
       return fail(err);
     }
     // done() outside the try: the rest of the request may run inside it.
-    if (admitted === 'now') return done();
-    (admitted ?? ctx.keyCache.lookup(digest.hex).then((key) => admit(ctx, options, request, reply, token, digest.bytes, key))).then(() => done(), fail);
+    if (key && !later) return done();
+    (later ?? ctx.keyCache.lookup(digest.hex).then((found) => admit(ctx, options, request, reply, token, digest.bytes, found))).then(() => done(), fail);
   };
 }
 

@@ -1,6 +1,6 @@
 import { UntranslatableField, type TextAnswer, type TextRequest as NeutralRequest, type TextStreamEvent, type WireCall } from '../../core/text/index.ts';
 import { newId } from '../../lib/ids.ts';
-import { callerFrames, encodeForCaller } from '../../formats/caller.ts';
+import { callerChunks, encodeForCaller } from '../../formats/caller.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
 import type { FinishReason, TextChunk, TextProvider, TextRequest, TextResult } from '../../core/text/provider.ts';
 
@@ -47,12 +47,7 @@ export function throughTextView(provider: TextProvider): TextProvider {
 
 /** Text deltas and the end of a text-only stream as the caller's format's events. */
 async function* encodedStream(wire: WireCall, chunks: AsyncIterable<TextChunk>): AsyncIterable<TextChunk> {
-  const frames = callerFrames(wire);
-  let produced = '';
-  const out = (events: TextStreamEvent[], text = ''): TextChunk => {
-    const soFar = (produced += text);
-    return { type: 'events', parts: [Buffer.from(frames(events))], text: () => soFar };
-  };
+  const out = callerChunks(wire);
   let started = false;
   const start = (): TextStreamEvent[] => (started ? [] : ((started = true), [{ type: 'start', id: newId('msg'), model: wire.model }, { type: 'block_start', index: 0, block: { type: 'text' } }]));
   for await (const chunk of chunks) {

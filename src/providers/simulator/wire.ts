@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { decode, encode } from 'gpt-tokenizer';
-import type { AnswerPart, ContentPart, TextAnswer, TextStreamEvent, TextRequest as NeutralRequest } from '../../core/text/index.ts';
+import type { AnswerPart, ContentPart, TextAnswer, TextRequest as NeutralRequest } from '../../core/text/index.ts';
 import { promptTokens } from '../../lib/tokens/tokens.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../core/text/provider.ts';
 import { answerResult } from '../wire-text.ts';
-import { callerFrames, encodeForCaller } from '../../formats/caller.ts';
+import { callerChunks, encodeForCaller } from '../../formats/caller.ts';
 import { simulatedReply } from './reply.ts';
 import { instanceOf } from './schema-instance.ts';
 
@@ -84,12 +84,7 @@ export function simulatedWireAnswer(view: TextRequest): TextResult {
 /** The answer as the caller's format streams it, a few tokens per event. */
 export async function* simulatedWireStream(view: TextRequest, aborted: () => boolean): AsyncIterable<TextChunk> {
   const answer = answerOf(view);
-  const frames = callerFrames(view.wire!);
-  let produced = '';
-  const out = (events: TextStreamEvent[], text = ''): TextChunk => {
-    const soFar = (produced += text);
-    return { type: 'events', parts: [Buffer.from(frames(events))], text: () => soFar };
-  };
+  const out = callerChunks(view.wire!);
   yield out([{ type: 'start', id: answer.id, model: answer.model, created: answer.created }]);
   for (const [index, part] of answer.content.entries()) {
     if (part.type === 'tool_call') {
