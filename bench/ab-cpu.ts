@@ -18,13 +18,19 @@ import { ADMIN, benchKey, pinSelf, ROOT, routeHaikuTo, startServer, tempSqlite }
 // extra environment for the baseline / this checkout ("KEY=value,KEY=value"; NODE_ARGS=--flag=value
 // passes flags to node); AB_PAIRS (3),
 // AB_ROUNDS per pair (4), AB_SECONDS per round (3); AB_BODY=agent: an agent-sized ~35 KB body (bench/agent-body.ts)
-// instead of a one-line prompt, at 5 connections per side.
+// instead of a one-line prompt, at 5 connections per side; AB_BODY=stream: streamed calls of 200 events
+// (bench/stream-upstream.ts), CPU per stream.
 pinSelf();
 const PAIRS = Number(process.env.AB_PAIRS ?? 3);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 4);
 const SECONDS = Number(process.env.AB_SECONDS ?? 3);
 const AGENT = process.env.AB_BODY === 'agent';
-const body = AGENT ? agentBody('chatgen-4-haiku') : JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
+const STREAM = process.env.AB_BODY === 'stream';
+const body = AGENT
+  ? agentBody('chatgen-4-haiku')
+  : STREAM
+    ? JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] })
+    : JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
 const envOf = (spec = '') => Object.fromEntries(spec.split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const sides = [
   { name: 'baseline', entry: path.resolve(process.env.BASELINE ?? ROOT, 'src/main.ts'), env: envOf(process.env.A_ENV) },
@@ -37,7 +43,7 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-const upstream = await startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages');
+const upstream = STREAM ? await startServer('bench/stream-upstream.ts', { EVENTS: '200' }, '/v1/messages') : await startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages');
 
 /** A gateway whose only route for the model is a messages channel to the upstream; auth, rate limit and billing on. */
 async function gateway(entry: string, env: Record<string, string>) {

@@ -66,7 +66,7 @@ export const RULES: Rule[] = [
   { command: /^WORKERS=0 npm start$/, coverage: { by: 'process', ready: { serves: true, silent: /"msg":"workers started"/ } } },
   { command: /^npm run dev:console$/, coverage: { by: 'process', ready: { consoleDevServer: true } } },
   // The bundle the README's `npm start` built, started without the start script's young-generation flag.
-  { command: /^node --enable-source-maps dist\/server\/main\.js$/, coverage: { by: 'process', ready: { serves: true } } },
+  { command: /^node --enable-source-maps --no-allocation-site-pretenuring dist\/server\/main\.js$/, coverage: { by: 'process', ready: { serves: true } } },
   { command: /^ADMIN_TOKEN=\$ADMIN_TOKEN npm start$/, coverage: LIVE },
   { command: /^psql -h \S+ -U \S+ -c 'create database \w+'$/, coverage: POSTGRES_REDIS },
   { command: /^PORT=\d+ npm start &$/, coverage: POSTGRES_REDIS },
