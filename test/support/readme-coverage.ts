@@ -65,7 +65,7 @@ export const RULES: Rule[] = [
   { command: /^CLUSTER=auto npm start$/, coverage: { by: 'process', ready: { serves: true, forks: 'per core' } } },
   { command: /^WORKERS=0 npm start$/, coverage: { by: 'process', ready: { serves: true, silent: /"msg":"workers started"/ } } },
   { command: /^npm run dev:console$/, coverage: { by: 'process', ready: { consoleDevServer: true } } },
-  // The bundle the README's `npm start` built, started without the start script's young-generation flag.
+  // The bundle the README's `npm start` built, started without the start script's young-generation and memory-reducer flags.
   { command: /^node --enable-source-maps --no-allocation-site-pretenuring dist\/server\/main\.js$/, coverage: { by: 'process', ready: { serves: true } } },
   { command: /^ADMIN_TOKEN=\$ADMIN_TOKEN npm start$/, coverage: LIVE },
   { command: /^psql -h \S+ -U \S+ -c 'create database \w+'$/, coverage: POSTGRES_REDIS },
