@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { agentBody } from './agent-body.ts';
-import { ADMIN, benchKey, pinSelf, ROOT, routeHaikuTo, startServer, tempSqlite } from './lib.ts';
+import { ADMIN, benchKey, messagesUpstream, pinSelf, ROOT, routeHaikuTo, startServer, STREAM_BODY, tempSqlite, WHOLE_BODY } from './lib.ts';
 
 // A/B of two gateway builds' CPU per text call, for changes of a few percent. This VM's speed drifts
 // by a half within minutes, so two builds measured one after the other differ by more than most
@@ -26,11 +26,7 @@ const ROUNDS = Number(process.env.AB_ROUNDS ?? 4);
 const SECONDS = Number(process.env.AB_SECONDS ?? 3);
 const AGENT = process.env.AB_BODY === 'agent';
 const STREAM = process.env.AB_BODY === 'stream';
-const body = AGENT
-  ? agentBody('chatgen-4-haiku')
-  : STREAM
-    ? JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] })
-    : JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
+const body = AGENT ? agentBody('chatgen-4-haiku') : STREAM ? STREAM_BODY : WHOLE_BODY;
 const envOf = (spec = '') => Object.fromEntries(spec.split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const sides = [
   { name: 'baseline', entry: path.resolve(process.env.BASELINE ?? ROOT, 'src/main.ts'), env: envOf(process.env.A_ENV) },
@@ -43,7 +39,7 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-const upstream = STREAM ? await startServer('bench/stream-upstream.ts', { EVENTS: '200' }, '/v1/messages') : await startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages');
+const upstream = await messagesUpstream(STREAM);
 
 /** A gateway whose only route for the model is a messages channel to the upstream; auth, rate limit and billing on. */
 async function gateway(entry: string, env: Record<string, string>) {

@@ -16,6 +16,14 @@ const children: ChildProcess[] = [];
 process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(1));
 
+/** The messages bodies the CPU benches load with: a one-line prompt answered whole, and a streamed one. */
+export const WHOLE_BODY = JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
+export const STREAM_BODY = JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] });
+
+/** The local messages upstream for those bodies: one that answers at once, or one that streams 200 events. */
+export const messagesUpstream = (stream: boolean) =>
+  stream ? startServer('bench/stream-upstream.ts', { EVENTS: '200' }, '/v1/messages') : startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages');
+
 export function pinSelf(): void {
   if (hasTaskset) spawnSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
 }

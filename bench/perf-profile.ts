@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { agentBody } from './agent-body.ts';
-import { ADMIN, benchKey, pinSelf, routeHaikuTo, startServer, tempSqlite } from './lib.ts';
+import { ADMIN, benchKey, messagesUpstream, pinSelf, routeHaikuTo, startServer, STREAM_BODY, tempSqlite, WHOLE_BODY } from './lib.ts';
 
 // Where the gateway's CPU goes, on CPU only: Linux `perf` samples the process (every thread, the
 // kernel included) while 50 connections load it, and each sample is put down to the innermost
@@ -26,14 +26,10 @@ if (spawnSync('perf', ['--version']).status !== 0) {
 const STREAM = process.env.PROFILE_STREAM === '1';
 const BARE = process.env.PROFILE_BARE === '1';
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
-const body = STREAM
-  ? JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] })
-  : process.env.PROFILE_BODY === 'agent'
-    ? agentBody('chatgen-4-haiku')
-    : JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
+const body = STREAM ? STREAM_BODY : process.env.PROFILE_BODY === 'agent' ? agentBody('chatgen-4-haiku') : WHOLE_BODY;
 const connections = process.env.PROFILE_BODY === 'agent' ? 10 : 50;
 
-const upstream = STREAM ? await startServer('bench/stream-upstream.ts', { EVENTS: '200' }, '/v1/messages') : await startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages');
+const upstream = await messagesUpstream(STREAM);
 const headers: Record<string, string> = { 'content-type': 'application/json' };
 // --perf-basic-prof writes /tmp/perf-<pid>.map (perf reads the JIT's function names there); V8's log it turns on goes nowhere.
 const PERF_NODE_ARGS = '--perf-basic-prof --no-logfile-per-isolate --logfile=/dev/null';
