@@ -19,13 +19,15 @@ import { ADMIN, benchKey, messagesUpstream, pinSelf, ROOT, routeHaikuTo, startSe
 // passes flags to node); AB_PAIRS (3),
 // AB_ROUNDS per pair (4), AB_SECONDS per round (3); AB_BODY=agent: an agent-sized ~35 KB body (bench/agent-body.ts)
 // instead of a one-line prompt, at 5 connections per side; AB_BODY=stream: streamed calls of 200 events
-// (bench/stream-upstream.ts), CPU per stream.
+// (bench/stream-upstream.ts), CPU per stream; AB_BODY=chat: whole calls on /v1/chat/completions (translated
+// to the messages upstream).
 pinSelf();
 const PAIRS = Number(process.env.AB_PAIRS ?? 3);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 4);
 const SECONDS = Number(process.env.AB_SECONDS ?? 3);
 const AGENT = process.env.AB_BODY === 'agent';
 const STREAM = process.env.AB_BODY === 'stream';
+const CHAT = process.env.AB_BODY === 'chat';
 const body = AGENT ? agentBody('chatgen-4-haiku') : STREAM ? STREAM_BODY : WHOLE_BODY;
 const envOf = (spec = '') => Object.fromEntries(spec.split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const sides = [
@@ -46,7 +48,7 @@ async function gateway(entry: string, env: Record<string, string>) {
   const server = await startServer(entry, { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0', ...env });
   await routeHaikuTo(server.url, upstream.url);
   const key = await benchKey(server.url);
-  return { ...server, headers: { 'content-type': 'application/json', 'x-api-key': key } };
+  return { ...server, headers: { 'content-type': 'application/json', ...(CHAT ? { authorization: `Bearer ${key}` } : { 'x-api-key': key }) } };
 }
 
 type Gateway = Awaited<ReturnType<typeof gateway>>;
@@ -54,7 +56,7 @@ type Gateway = Awaited<ReturnType<typeof gateway>>;
 /** Loads both at once; CPU microseconds per call of each. */
 async function loadBoth(both: Gateway[], seconds: number): Promise<number[]> {
   const before = both.map((g) => cpuTicks(g.child.pid!));
-  const results = await Promise.all(both.map((g) => autocannon({ url: `${g.url}/v1/messages`, method: 'POST', headers: g.headers, body, connections: AGENT ? 5 : 25, duration: seconds })));
+  const results = await Promise.all(both.map((g) => autocannon({ url: `${g.url}${CHAT ? '/v1/chat/completions' : '/v1/messages'}`, method: 'POST', headers: g.headers, body, connections: AGENT ? 5 : 25, duration: seconds })));
   return both.map((g, i) => ((cpuTicks(g.child.pid!) - before[i]!) * 10_000) / Math.max(1, results[i]!.requests.total - results[i]!.non2xx));
 }
 

@@ -17,6 +17,7 @@ import { ADMIN, benchKey, messagesUpstream, pinSelf, routeHaikuTo, startServer, 
 //   npx tsx bench/perf-profile.ts
 // PROFILE_STREAM=1: streamed /v1/messages (200 events) instead of whole calls; PROFILE_BODY=agent:
 // an agent-sized body (bench/agent-body.ts); PROFILE_BARE=1: the bare proxy instead of the gateway;
+// PROFILE_CHAT=1: whole calls on /v1/chat/completions (translated to the messages upstream);
 // PROFILE_SECONDS (8), PROFILE_TOP (40).
 pinSelf();
 if (spawnSync('perf', ['--version']).status !== 0) {
@@ -28,6 +29,7 @@ const BARE = process.env.PROFILE_BARE === '1';
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
 const body = STREAM ? STREAM_BODY : process.env.PROFILE_BODY === 'agent' ? agentBody('chatgen-4-haiku') : WHOLE_BODY;
 const connections = process.env.PROFILE_BODY === 'agent' ? 10 : 50;
+const CHAT = process.env.PROFILE_CHAT === '1' && !BARE && !STREAM;
 
 const upstream = await messagesUpstream(STREAM);
 const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -38,10 +40,12 @@ const target = BARE
   : await startServer('src/main.ts', { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0', NODE_ARGS: PERF_NODE_ARGS });
 if (!BARE) {
   await routeHaikuTo(target.url, upstream.url, 'messages');
-  headers['x-api-key'] = await benchKey(target.url);
+  const key = await benchKey(target.url);
+  if (CHAT) headers.authorization = `Bearer ${key}`;
+  else headers['x-api-key'] = key;
 }
 const pid = target.child.pid!;
-const load = (duration: number) => autocannon({ url: `${target.url}/v1/messages`, method: 'POST', headers, body, connections, duration });
+const load = (duration: number) => autocannon({ url: `${target.url}${CHAT ? '/v1/chat/completions' : '/v1/messages'}`, method: 'POST', headers, body, connections, duration });
 const cpuTicks = () => {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return Number(fields[11]) + Number(fields[12]);
@@ -103,6 +107,6 @@ const rows = (counts: Map<string, number>, n: number) =>
     .slice(0, n)
     .map(([name, count]) => `${((count / samples) * cpuPerCall).toFixed(1).padStart(8)} µs  ${name}`)
     .join('\n');
-const what = `${BARE ? 'the bare proxy' : 'the gateway'}, ${STREAM ? 'streams' : process.env.PROFILE_BODY === 'agent' ? 'whole calls with an agent-sized body' : 'whole calls'}`;
+const what = `${BARE ? 'the bare proxy' : CHAT ? 'the gateway on /v1/chat/completions' : 'the gateway'}, ${STREAM ? 'streams' : process.env.PROFILE_BODY === 'agent' ? 'whole calls with an agent-sized body' : 'whole calls'}`;
 console.log(`${what}: ${calls} in ${SECONDS} s (${Math.round(result.requests.average)}/s), ${cpuPerCall.toFixed(1)} µs of CPU per ${STREAM ? 'stream' : 'call'} (every thread, /proc; perf and --perf-basic-prof add some), ${samples} samples\n\nby layer (µs per ${STREAM ? 'stream' : 'call'}):\n${rows(layers, 25)}\n\nby function (innermost JavaScript frame; self time):\n${rows(functions, Number(process.env.PROFILE_TOP ?? 40))}`);
 process.exit(0);

@@ -28,7 +28,7 @@ const call: TextCall = {
 async function round(settle: boolean): Promise<number> {
   const start = process.hrtime.bigint();
   for (let i = 0; i < CALLS; i++) {
-    const money = await holdFor(ctx, call);
+    const money = await holdFor(ctx, call, 12);
     const usage = { input: 12, cache_read: 0, cache_write: 0, output: 8 };
     if (settle) ctx.textMoney.settle(money, costOf(ctx, call, usage), usage, 'ok');
     // Let timers run now and then, as they would between requests.

@@ -31,7 +31,11 @@ const FINISH: Record<TextAnswer['stopReason'], FinishReason> = { end_turn: 'stop
  * caller's bytes go as they came when nothing in them changes (Gemini names the model in the path).
  */
 export function upstreamBody(wire: WireCall, speaks: WireFormat, model: string, stream: boolean): Json | Uint8Array {
-  if (wire.format !== speaks || wire.rewritten) return FORMATS[speaks].encodeRequest({ ...wire.request, stream }, model);
+  if (wire.format !== speaks || wire.rewritten) {
+    // Copied only when the flag differs: a decoded request is a dictionary object, slow to spread.
+    const request = Boolean(wire.request.stream) === stream ? wire.request : { ...wire.request, stream };
+    return FORMATS[speaks].encodeRequest(request, model);
+  }
   // The gateway bills from usage: a chat stream always asks for its usage chunk (a caller that did
   // not ask for it does not get it: see `withoutUnaskedUsage`).
   const askUsage = speaks === 'chat' && stream && (wire.body.stream_options as Json | undefined)?.include_usage !== true;

@@ -6,7 +6,6 @@ import type { TextCall } from './text-call.ts';
 import type { CachedKey } from '../../core/key.ts';
 import type { Pricing } from '../billing/pricing.ts';
 import type { TextUsage } from '../../core/text/provider.ts';
-import { promptTokens } from '../../lib/tokens/tokens.ts';
 
 // What a text call costs, for its money (ctx.textMoney): the hold is the prompt plus the requested
 // output at the model's price, the settlement the tokens counted. An account or key that cannot
@@ -22,10 +21,13 @@ export function pricedFor(ctx: AppContext, key: CachedKey, model: string): Prici
   return pricing;
 }
 
-/** A call's money, at once when its hold comes from money this process holds for the key. */
-export function holdFor(ctx: AppContext, call: TextCall): CallMoney | Promise<CallMoney> {
+/**
+ * A call's money for a prompt of `promptTokens` (as sizePrompt counted it), at once when its hold
+ * comes from money this process holds for the key.
+ */
+export function holdFor(ctx: AppContext, call: TextCall, promptTokens: number): CallMoney | Promise<CallMoney> {
   const { model, maxTokens } = call.request;
-  const amount = pricedFor(ctx, call.key, model).tokenUnits(model, promptTokens(call.request), maxTokens);
+  const amount = pricedFor(ctx, call.key, model).tokenUnits(model, promptTokens, maxTokens);
   const money = ctx.textMoney.hold({ key: call.key, model, endpoint: call.endpoint, requestId: call.requestId, amount });
   return money instanceof Promise ? money.catch((err) => Promise.reject(asPaymentRequired(err, call))) : money;
 }

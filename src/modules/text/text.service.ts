@@ -72,8 +72,7 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
     const routed = routes(ctx, call);
     const candidates = Array.isArray(routed) ? routed : await routed;
     const sized = sizePrompt(ctx, call.request, call.key);
-    if (sized instanceof Promise) await sized;
-    const held = holdFor(ctx, call);
+    const held = holdFor(ctx, call, sized instanceof Promise ? await sized : sized);
     const money = held instanceof Promise ? await held : held;
     for (const route of candidates) {
       const span = upstreamSpan(call, route.channel, route.request.model);
@@ -123,8 +122,7 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
 
 async function* streamCall(ctx: AppContext, call: TextCall, signal: CallSignal): AsyncGenerator<TextChunk> {
   const candidates = await routes(ctx, call);
-  await sizePrompt(ctx, call.request, call.key);
-  const money = await holdFor(ctx, call);
+  const money = await holdFor(ctx, call, await sizePrompt(ctx, call.request, call.key));
   let produced = '';
   // Forwarded events are read for their text only if the call ends without the upstream's usage;
   // the last events chunk reads the text of all of them.
