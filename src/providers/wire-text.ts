@@ -63,7 +63,7 @@ export function answerResult(answer: TextAnswer, wireBody: unknown): TextResult 
   return { text: answerText(answer), finish: FINISH[answer.stopReason], stopSequence: answer.stopSequence ?? null, usage: answer.usage, wireBody };
 }
 
-/** The prefix of the ids each format's clients expect of an answer (Gemini's responseId has none). */
+/** A whole answer: the same format's as it came (its usage read), or another format's translated. */
 export async function wireGenerate(upstream: UpstreamText, route: WireRoute, request: TextRequest, signal: CallSignal): Promise<TextResult> {
   const wire = request.wire!;
   const { speaks, path } = route;
