@@ -110,6 +110,36 @@ describe('readBounded', () => {
     }
   });
 
+  it('a same-format messages stream forwards the same bytes and reads the same usage however its reads are cut', () => {
+    const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+    const stream = Buffer.from(
+      event('message_start', { type: 'message_start', message: { id: 'up', model: 'theirs', usage: { input_tokens: 7, output_tokens: 1 } } }) +
+        event('ping', { type: 'ping' }) +
+        event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'héllo\n\nworld' } }) +
+        event('message_delta', { type: 'message_delta', delta: { stop_reason: 'max_tokens' }, usage: { output_tokens: 9 } }) +
+        event('message_stop', { type: 'message_stop' }),
+    );
+    const run = (cuts: number[]) => {
+      const events = new MessagesEvents({ id: 'msg_1', model: 'mine' });
+      const parts: Buffer[] = [];
+      let at = 0;
+      for (const cut of [...cuts, stream.length]) {
+        parts.push(...(events.take(stream.subarray(at, cut)) ?? []));
+        at = cut;
+      }
+      parts.push(...(events.rest() ?? []));
+      return { bytes: Buffer.concat(parts).toString('utf8'), reported: events.reported, finish: events.finish };
+    };
+    const whole = run([]);
+    expect(whole.bytes).toContain('"id":"msg_1","model":"mine"');
+    expect(whole.reported).toMatchObject({ input: 7, output: 9 });
+    expect(whole.finish).toBe('max_tokens');
+    for (let a = 1; a < stream.length; a++) {
+      expect(run([a]), `cut at ${a}`).toEqual(whole);
+      for (let b = a + 1; b < stream.length; b += 7) expect(run([a, b]), `cuts at ${a}, ${b}`).toEqual(whole);
+    }
+  });
+
   it("a same-format messages stream's event that never ends is cut off at the cap, not held without bound", () => {
     const cap = maxAnswerBytes();
     setMaxAnswerBytes(1024 * 1024);

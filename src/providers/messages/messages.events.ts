@@ -90,7 +90,24 @@ export class MessagesEvents {
 
   /** The whole events completed by `chunk`, ready to forward in one write (undefined: none yet). */
   take(chunk: Buffer): Buffer[] | undefined {
-    const bytes = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    const pending = this.pending;
+    if (!pending) return this.cut(chunk);
+    // The event the last read left unfinished is joined with this read up to its first separator
+    // only, not with all of it: copying every read once more was the stream's largest copy. (A
+    // separator split between the two reads is found inside the joined bytes.)
+    const separator = chunk.indexOf(SEPARATOR);
+    this.pending = undefined;
+    if (separator < 0) return this.cut(Buffer.concat([pending, chunk]));
+    const end = separator + SEPARATOR.length;
+    const first = this.read(Buffer.concat([pending, chunk.subarray(0, end)]));
+    // An error event ends the stream: nothing after it is read or forwarded.
+    if (this.failure !== undefined || end === chunk.length) return first;
+    const rest = this.cut(chunk.subarray(end));
+    return first && rest ? [...first, ...rest] : (first ?? rest);
+  }
+
+  /** Whole events from `bytes`, which start with an event; the unfinished one at its end kept. */
+  private cut(bytes: Buffer): Buffer[] | undefined {
     const last = bytes.lastIndexOf(SEPARATOR);
     if (last < 0) {
       // An event that never ends would be held without bound: past the cap on answers it is cut.
