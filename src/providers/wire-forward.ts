@@ -25,6 +25,13 @@ const BOUNDARY = /\r?\n\r?\n/;
 const LF = Buffer.from('\n\n');
 const CRLF = Buffer.from('\r\n\r\n');
 
+/** The end of the first whole event in `bytes` (after its blank line), or -1. */
+function firstBoundary(bytes: Buffer): number {
+  const lf = bytes.indexOf(LF);
+  const crlf = (lf < 0 ? bytes : bytes.subarray(0, lf + 1)).indexOf(CRLF);
+  return crlf >= 0 ? crlf + 4 : lf >= 0 ? lf + 2 : -1;
+}
+
 /** The end of the last whole event in `bytes` (after its blank line), or -1. */
 function lastBoundary(bytes: Buffer): number {
   const lf = bytes.lastIndexOf(LF);
@@ -128,7 +135,20 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, body
   let ended = false;
   try {
     for await (const chunk of body) {
-      const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
+      let bytes = chunk;
+      if (pending) {
+        // The event the last read left unfinished is joined with this read up to its first boundary
+        // only, not with all of it (messages.events.ts says why).
+        const first = firstBoundary(chunk);
+        const joined = Buffer.concat([pending, first < 0 ? chunk : chunk.subarray(0, first)]);
+        pending = undefined;
+        if (first < 0) bytes = joined;
+        else {
+          yield* read(joined);
+          if (first === chunk.length) continue;
+          bytes = chunk.subarray(first);
+        }
+      }
       const end = lastBoundary(bytes);
       if (end < 0) {
         // An event that never ends would be held without bound: past the cap on answers it is cut.

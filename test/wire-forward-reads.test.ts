@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import type { TextChunk, TextRequest } from '../src/core/text/provider.ts';
+import { forwardWire } from '../src/providers/wire-forward.ts';
+
+// A same-format stream (chat, Responses, Gemini) is forwarded as the bytes that came, cut at whole
+// events: however the upstream's bytes are split into reads, the caller gets the same bytes and the
+// call the same usage and finish.
+
+const request: TextRequest = { model: 'm', messages: [{ role: 'user', parts: [{ type: 'text', text: 'hi' }] }], maxTokens: 16 };
+const chat = (delta: object, finish: string | null = null, usage?: object) =>
+  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}`;
+
+const STREAMS = {
+  'chat, LF': [chat({ role: 'assistant', content: '' }), chat({ content: 'héllo\n\nworld' }), chat({}, 'stop'), chat({}, null, { prompt_tokens: 5, completion_tokens: 4 }), 'data: [DONE]'].join('\n\n') + '\n\n',
+  'chat, CRLF': [chat({ content: 'a' }), chat({}, 'length'), chat({}, null, { prompt_tokens: 3, completion_tokens: 2 }), 'data: [DONE]'].join('\r\n\r\n') + '\r\n\r\n',
+};
+
+async function run(stream: Buffer, cuts: number[]) {
+  const reads = async function* () {
+    let at = 0;
+    for (const cut of [...cuts, stream.length]) {
+      yield stream.subarray(at, cut);
+      at = cut;
+    }
+  };
+  const parts: Buffer[] = [];
+  let end: TextChunk | undefined;
+  for await (const chunk of forwardWire('chat', reads(), request, false)) {
+    if (chunk.type === 'events') parts.push(...chunk.parts);
+    if (chunk.type === 'end') end = chunk;
+  }
+  // A block holding an event the gateway reads goes out with LF separators, one without as it came:
+  // CRLF separators may become LF, depending on where the reads were cut.
+  return { bytes: Buffer.concat(parts).toString('utf8').replaceAll('\r\n', '\n'), end };
+}
+
+describe('forwardWire, however the reads are cut', () => {
+  it.each(Object.entries(STREAMS))('%s', async (_, text) => {
+    const stream = Buffer.from(text);
+    const whole = await run(stream, []);
+    expect(whole.end).toMatchObject({ type: 'end', usage: { input: expect.any(Number), output: expect.any(Number) } });
+    for (let a = 1; a < stream.length; a++) {
+      expect(await run(stream, [a]), `cut at ${a}`).toEqual(whole);
+      for (let b = a + 1; b < stream.length; b += 11) expect(await run(stream, [a, b]), `cuts at ${a}, ${b}`).toEqual(whole);
+    }
+  });
+});
