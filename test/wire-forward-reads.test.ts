@@ -10,12 +10,16 @@ const request: TextRequest = { model: 'm', messages: [{ role: 'user', parts: [{ 
 const chat = (delta: object, finish: string | null = null, usage?: object) =>
   `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}`;
 
-const STREAMS = {
-  'chat, LF': [chat({ role: 'assistant', content: '' }), chat({ content: 'héllo\n\nworld' }), chat({}, 'stop'), chat({}, null, { prompt_tokens: 5, completion_tokens: 4 }), 'data: [DONE]'].join('\n\n') + '\n\n',
-  'chat, CRLF': [chat({ content: 'a' }), chat({}, 'length'), chat({}, null, { prompt_tokens: 3, completion_tokens: 2 }), 'data: [DONE]'].join('\r\n\r\n') + '\r\n\r\n',
+const responses = (type: string, rest: object = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...rest })}`;
+const response = { id: 'resp_1', object: 'response', status: 'completed', model: 'm', output: [], usage: { input_tokens: 5, output_tokens: 4, input_tokens_details: { cached_tokens: 1 } } };
+
+const STREAMS: Record<string, ['chat' | 'responses', string]> = {
+  'chat, LF': ['chat', [chat({ role: 'assistant', content: '' }), chat({ content: 'héllo\n\nworld' }), chat({}, 'stop'), chat({}, null, { prompt_tokens: 5, completion_tokens: 4 }), 'data: [DONE]'].join('\n\n') + '\n\n'],
+  'chat, CRLF': ['chat', [chat({ content: 'a' }), chat({}, 'length'), chat({}, null, { prompt_tokens: 3, completion_tokens: 2 }), 'data: [DONE]'].join('\r\n\r\n') + '\r\n\r\n'],
+  responses: ['responses', [responses('response.created', { response: { ...response, status: 'in_progress', usage: null } }), responses('response.output_text.delta', { delta: 'héllo\n\nworld' }), responses('response.output_text.done', { text: 'héllo' }), responses('response.completed', { response })].join('\n\n') + '\n\n'],
 };
 
-async function run(stream: Buffer, cuts: number[]) {
+async function run(format: 'chat' | 'responses', stream: Buffer, cuts: number[]) {
   const reads = async function* () {
     let at = 0;
     for (const cut of [...cuts, stream.length]) {
@@ -25,7 +29,7 @@ async function run(stream: Buffer, cuts: number[]) {
   };
   const parts: Buffer[] = [];
   let end: TextChunk | undefined;
-  for await (const chunk of forwardWire('chat', reads(), request, false)) {
+  for await (const chunk of forwardWire(format, reads(), request, false)) {
     if (chunk.type === 'events') parts.push(...chunk.parts);
     if (chunk.type === 'end') end = chunk;
   }
@@ -35,13 +39,13 @@ async function run(stream: Buffer, cuts: number[]) {
 }
 
 describe('forwardWire, however the reads are cut', () => {
-  it.each(Object.entries(STREAMS))('%s', async (_, text) => {
+  it.each(Object.entries(STREAMS))('%s', async (_, [format, text]) => {
     const stream = Buffer.from(text);
-    const whole = await run(stream, []);
+    const whole = await run(format, stream, []);
     expect(whole.end).toMatchObject({ type: 'end', usage: { input: expect.any(Number), output: expect.any(Number) } });
     for (let a = 1; a < stream.length; a++) {
-      expect(await run(stream, [a]), `cut at ${a}`).toEqual(whole);
-      for (let b = a + 1; b < stream.length; b += 11) expect(await run(stream, [a, b]), `cuts at ${a}, ${b}`).toEqual(whole);
+      expect(await run(format, stream, [a]), `cut at ${a}`).toEqual(whole);
+      for (let b = a + 1; b < stream.length; b += 11) expect(await run(format, stream, [a, b]), `cuts at ${a}, ${b}`).toEqual(whole);
     }
   });
 });

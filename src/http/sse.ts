@@ -20,6 +20,13 @@ export interface SseStream {
   end(): void;
 }
 
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
 /**
  * `signal` (the call's, already given to the upstream call) aborts when the client goes away: a
  * RequestSignal, as an AbortController costs each stream its EventTarget machinery.
@@ -27,13 +34,9 @@ export interface SseStream {
 export function startSse(request: FastifyRequest, reply: FastifyReply, signal: RequestSignal, stallMs: number): SseStream {
   reply.hijack();
   const raw = reply.raw;
-  raw.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
+  // getHeaders() is a fresh object already (Fastify's copy): the stream's headers go onto it rather
+  // than into a third copy.
+  raw.writeHead(200, Object.assign(reply.getHeaders() as Record<string, string>, SSE_HEADERS));
   // No flushHeaders(): every stream writes its first events at once, and the headers go with
   // them in one packet (a write of their own cost each stream a syscall).
   // (Called only where the socket has it: light-my-request's mock socket has not, and a throw here,

@@ -65,6 +65,7 @@ const isFinalResponse = (data: unknown) =>
 const RESPONSES_READ = ['response.completed', 'response.incomplete', 'response.failed', 'error'].map((name) => Buffer.from(`event: ${name}\n`));
 const EVENT_LINE = Buffer.from('event: ');
 const CR = 0x0d;
+const NEWLINE = 0x0a;
 
 const [E, R] = [0x65, 0x72];
 /** The first letters after `event: response.` of the names read (completed, incomplete, failed). */
@@ -79,9 +80,11 @@ function namedToRead(block: Buffer): boolean {
     const first = block[start + EVENT_LINE.length];
     const candidate = first === E || (first === R && AFTER_RESPONSE.has(block[start + EVENT_LINE.length + 9]!));
     if (candidate && RESPONSES_READ.some((line) => startsAt(block, start, line))) return true;
-    const next = block.indexOf(LF, start);
+    // Newline by newline: a one-byte search is a memchr (messages.events.ts eventEnd).
+    let next = block.indexOf(NEWLINE, start);
+    while (next >= 0 && block[next + 1] !== NEWLINE) next = block.indexOf(NEWLINE, next + 1);
     if (next < 0) return false;
-    start = next + LF.length;
+    start = next + 2;
   }
   return false;
 }

@@ -69,9 +69,18 @@ function eventsText(block: Buffer): string {
   return text;
 }
 
+const NEWLINE = 0x0a;
+
+/**
+ * The end of the event at `start` (after its blank line), or the block's end. Found newline by
+ * newline: a search for one byte is a memchr, while each search for the two-byte separator set a
+ * string search up (~3 times as long over a stream's events).
+ */
 function eventEnd(block: Buffer, start: number): number {
-  const separator = block.indexOf(SEPARATOR, start);
-  return separator < 0 ? block.length : separator + SEPARATOR.length;
+  for (let at = block.indexOf(NEWLINE, start); at >= 0; at = block.indexOf(NEWLINE, at + 1)) {
+    if (block[at + 1] === NEWLINE) return at + 2;
+  }
+  return block.length;
 }
 
 /** Cuts an upstream's stream into whole events and reads what billing and the caller need. */
