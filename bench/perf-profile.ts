@@ -18,16 +18,18 @@ import { ADMIN, benchKey, messagesUpstream, pinSelf, routeHaikuTo, startServer, 
 // PROFILE_STREAM=1: streamed /v1/messages (200 events) instead of whole calls; PROFILE_BODY=agent:
 // an agent-sized body (bench/agent-body.ts); PROFILE_BARE=1: the bare proxy instead of the gateway;
 // PROFILE_CHAT=1: whole calls on /v1/chat/completions (translated to the messages upstream);
+// PROFILE_STREAM=responses: streamed POST /v1/responses through an openai channel (forwarded);
 // PROFILE_SECONDS (8), PROFILE_TOP (40).
 pinSelf();
 if (spawnSync('perf', ['--version']).status !== 0) {
   console.error('perf is not installed (apt-get install linux-perf)');
   process.exit(1);
 }
-const STREAM = process.env.PROFILE_STREAM === '1';
+const RESPONSES = process.env.PROFILE_STREAM === 'responses';
+const STREAM = process.env.PROFILE_STREAM === '1' || RESPONSES;
 const BARE = process.env.PROFILE_BARE === '1';
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
-const body = STREAM ? STREAM_BODY : process.env.PROFILE_BODY === 'agent' ? agentBody('chatgen-4-haiku') : WHOLE_BODY;
+const body = RESPONSES ? JSON.stringify({ model: 'chatgen-4-haiku', max_output_tokens: 8000, stream: true, input: 'Stream to me' }) : STREAM ? STREAM_BODY : process.env.PROFILE_BODY === 'agent' ? agentBody('chatgen-4-haiku') : WHOLE_BODY;
 const connections = process.env.PROFILE_BODY === 'agent' ? 10 : 50;
 const CHAT = process.env.PROFILE_CHAT === '1' && !BARE && !STREAM;
 
@@ -39,13 +41,13 @@ const target = BARE
   ? await startServer(STREAM ? 'bench/stream-proxy.ts' : 'bench/bare-proxy.ts', { UPSTREAM: upstream.url, NODE_ARGS: PERF_NODE_ARGS }, '/v1/messages')
   : await startServer('src/main.ts', { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0', NODE_ARGS: PERF_NODE_ARGS });
 if (!BARE) {
-  await routeHaikuTo(target.url, upstream.url, 'messages');
+  await routeHaikuTo(target.url, upstream.url, RESPONSES ? 'openai' : 'messages');
   const key = await benchKey(target.url);
-  if (CHAT) headers.authorization = `Bearer ${key}`;
+  if (CHAT || RESPONSES) headers.authorization = `Bearer ${key}`;
   else headers['x-api-key'] = key;
 }
 const pid = target.child.pid!;
-const load = (duration: number) => autocannon({ url: `${target.url}${CHAT ? '/v1/chat/completions' : '/v1/messages'}`, method: 'POST', headers, body, connections, duration });
+const load = (duration: number) => autocannon({ url: `${target.url}${CHAT ? '/v1/chat/completions' : RESPONSES ? '/v1/responses' : '/v1/messages'}`, method: 'POST', headers, body, connections, duration });
 const cpuTicks = () => {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return Number(fields[11]) + Number(fields[12]);
