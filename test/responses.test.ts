@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FORMATS } from '../src/formats/index.ts';
 import { backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 
 // POST /v1/responses with `store` (the default): the answer can be read back and continued with
@@ -52,4 +53,33 @@ describe(`stored responses [${backendName}]`, () => {
     const after = (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: { authorization: `Bearer ${b.key}` } })).json().used_balance;
     expect(after).toBe(before);
   });
+
+  it("keeps the turns apart from the answer (its text is stored once); a row that holds both, as rows once did, continues the same", async () => {
+    const { key } = await seedAccount(t.ctx, 10);
+    const first = await client(key).responses.create({ model: MODEL, input: 'Weather? [sim:tool=get_weather {"city":"Lyon"}]', tools });
+    const call = first.output.find((item) => item.type === 'function_call')!;
+    const row = await t.ctx.db.selectFrom('responses').selectAll().where('id', '=', first.id).executeTakeFirstOrThrow();
+    expect(row.conversation).not.toContain(call.call_id);
+    const follow = () => client(key).responses.create({ model: MODEL, previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'rain, 9 C' }], tools });
+    const now = await follow();
+    const answer = FORMATS.responses.decodeAnswer(JSON.parse(row.response));
+    const both = [...(JSON.parse(row.conversation) as { turns: unknown[] }).turns, { role: 'assistant', content: answer.content }];
+    await t.ctx.db.updateTable('responses').set({ conversation: JSON.stringify(both) }).where('id', '=', first.id).execute();
+    const before = await follow();
+    expect(before.output_text).toBe(now.output_text);
+    expect(before.usage!.input_tokens).toBe(now.usage!.input_tokens);
+    expect(now.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens);
+  });
+
+  it('expired answers are deleted as new ones are stored, and never read', async () => {
+    const { key, user } = await seedAccount(t.ctx, 10);
+    const past = Date.now() - 1000;
+    const expired = Array.from({ length: 20 }, (_, i) => ({ id: `resp_expired_${i}`, user_id: user.id, response: '{}', conversation: '[]', created_at: past - 1000, expires_at: past }));
+    await t.ctx.db.insertInto('responses').values(expired).execute();
+    await expect(client(key).responses.retrieve('resp_expired_0')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    for (let i = 0; i < 16; i++) await client(key).responses.create({ model: MODEL, input: `store ${i}` });
+    const left = await t.ctx.db.selectFrom('responses').select('id').where('id', 'like', 'resp_expired_%').execute();
+    expect(left).toEqual([]);
+  });
 });
+

@@ -3,7 +3,7 @@ import { FORMATS } from '../../formats/index.ts';
 import type { AppContext } from '../../context.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import type { CachedKey } from '../../core/key.ts';
-import { deleteExpiredResponses, findResponse, storeResponse } from './responses.repo.ts';
+import { deleteExpiredResponses, findResponse, storeResponse, type StoredResponse } from './responses.repo.ts';
 
 // previous_response_id and GET /v1/responses/{id} on every channel: the gateway keeps each answer
 // stored with `store` (the Responses API's default) for RESPONSES_TTL_HOURS, per account, with the
@@ -11,6 +11,25 @@ import { deleteExpiredResponses, findResponse, storeResponse } from './responses
 // sent to whichever channel serves it (translated, as the upstream holds no state of ours).
 
 const SWEEP_BATCH = 100;
+/** Every this many stores, one looks for expired answers (up to SWEEP_BATCH of them: ~6 per store). */
+const SWEEP_EVERY = 16;
+let storesSinceSweep = 0;
+
+/**
+ * The stored conversation: the turns before the answer. The answer's own turn is decoded from the
+ * stored Response when a follow-up comes, rather than written a second time with every store (an
+ * answer's text is most of the row). Rows written before that hold one array with the answer's turn.
+ */
+interface StoredTurns {
+  turns: TextMessage[];
+}
+
+function conversationOf(stored: StoredResponse): TextMessage[] {
+  const parsed = JSON.parse(stored.conversation) as TextMessage[] | StoredTurns;
+  if (Array.isArray(parsed)) return parsed;
+  const answer = FORMATS.responses.decodeAnswer(JSON.parse(stored.response));
+  return [...parsed.turns, { role: 'assistant', content: answer.content }];
+}
 
 /** The vendor's answer to a previous_response_id it does not know (a 400, param named). */
 const previousNotFound = (id: string) => badRequest(`Previous response with id '${id}' not found.`);
@@ -28,7 +47,7 @@ export async function continueFrom(ctx: AppContext, key: CachedKey, request: Tex
   if (typeof id !== 'string' || id === '') return false;
   const stored = await findResponse(ctx.db, key.user_id, id, Date.now());
   if (!stored) throw previousNotFound(id);
-  const earlier = JSON.parse(stored.conversation) as TextMessage[];
+  const earlier = conversationOf(stored);
   const instructions = request.messages.length > turnsOf(request, body).length ? request.messages.slice(0, 1) : [];
   request.messages = [...instructions, ...earlier, ...turnsOf(request, body)];
   delete request.previousResponseId;
@@ -38,11 +57,15 @@ export async function continueFrom(ctx: AppContext, key: CachedKey, request: Tex
 /** Keeps an answer the caller asked to store, with the conversation that led to it. */
 export async function keepAnswer(ctx: AppContext, key: CachedKey, request: TextRequest, body: Json, response: Json): Promise<void> {
   if (body.store === false || typeof response.id !== 'string') return;
-  const answer = FORMATS.responses.decodeAnswer(response);
-  const conversation: TextMessage[] = [...turnsOf(request, body), { role: 'assistant', content: answer.content }];
+  // An answer that could not be continued from is not kept (a follow-up finds no such response).
+  FORMATS.responses.decodeAnswer(response);
+  const conversation: StoredTurns = { turns: turnsOf(request, body) };
   const now = Date.now();
   await storeResponse(ctx.db, { id: response.id, user_id: key.user_id, response: JSON.stringify(response), conversation: JSON.stringify(conversation), created_at: now, expires_at: now + ctx.config.responsesTtlMs });
-  // Expired answers go a batch at a time, as new ones come: no timer, no scan of the whole table.
+  // Expired answers go a batch at a time, as new ones come: no timer, no scan of the whole table
+  // (an expired answer is never read: findResponse asks for live ones).
+  if (++storesSinceSweep < SWEEP_EVERY) return;
+  storesSinceSweep = 0;
   await deleteExpiredResponses(ctx.db, now, SWEEP_BATCH);
 }
 
