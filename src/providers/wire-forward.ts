@@ -7,6 +7,7 @@ import { maxAnswerBytes, UpstreamAnswerCut } from './upstream-read.ts';
 import { TextUpstreamUnavailable } from '../core/text/provider.ts';
 import { KeptBytes } from '../lib/kept-bytes.ts';
 import { reportedUsage } from './wire-usage.ts';
+import { blankLineEnd, startsAt } from './sse-blocks.ts';
 
 // A same-format stream of chat completions, Responses or the Gemini API, forwarded as the upstream
 // wrote it: whole events, one write per upstream read. Parsing and re-encoding every event cost
@@ -27,9 +28,10 @@ const CRLF = Buffer.from('\r\n\r\n');
 
 /** The end of the first whole event in `bytes` (after its blank line), or -1. */
 function firstBoundary(bytes: Buffer): number {
-  const lf = bytes.indexOf(LF);
-  const crlf = (lf < 0 ? bytes : bytes.subarray(0, lf + 1)).indexOf(CRLF);
-  return crlf >= 0 ? crlf + 4 : lf >= 0 ? lf + 2 : -1;
+  const lf = blankLineEnd(bytes, 0);
+  // A CRLF boundary may end on the first \n of that \n\n.
+  const crlf = (lf < 0 ? bytes : bytes.subarray(0, lf - 1)).indexOf(CRLF);
+  return crlf >= 0 ? crlf + 4 : lf;
 }
 
 /** The end of the last whole event in `bytes` (after its blank line), or -1. */
@@ -65,7 +67,6 @@ const isFinalResponse = (data: unknown) =>
 const RESPONSES_READ = ['response.completed', 'response.incomplete', 'response.failed', 'error'].map((name) => Buffer.from(`event: ${name}\n`));
 const EVENT_LINE = Buffer.from('event: ');
 const CR = 0x0d;
-const NEWLINE = 0x0a;
 
 const [E, R] = [0x65, 0x72];
 /** The first letters after `event: response.` of the names read (completed, incomplete, failed). */
@@ -80,19 +81,11 @@ function namedToRead(block: Buffer): boolean {
     const first = block[start + EVENT_LINE.length];
     const candidate = first === E || (first === R && AFTER_RESPONSE.has(block[start + EVENT_LINE.length + 9]!));
     if (candidate && RESPONSES_READ.some((line) => startsAt(block, start, line))) return true;
-    // Newline by newline: a one-byte search is a memchr (messages.events.ts eventEnd).
-    let next = block.indexOf(NEWLINE, start);
-    while (next >= 0 && block[next + 1] !== NEWLINE) next = block.indexOf(NEWLINE, next + 1);
+    const next = blankLineEnd(block, start);
     if (next < 0) return false;
-    start = next + 2;
+    start = next;
   }
   return false;
-}
-
-function startsAt(block: Buffer, at: number, prefix: Buffer): boolean {
-  if (at + prefix.length > block.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (block[at + i] !== prefix[i]) return false;
-  return true;
 }
 
 /** A chat chunk that carries only the usage (choices empty). */
