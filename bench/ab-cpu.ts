@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { agentBody } from './agent-body.ts';
-import { ADMIN, benchKey, messagesUpstream, pinSelf, ROOT, routeHaikuTo, startServer, STREAM_BODY, tempSqlite, WHOLE_BODY } from './lib.ts';
+import { ADMIN, benchKey, messagesUpstream, pinSelf, RESPONSES_STREAM_BODY, ROOT, routeHaikuTo, startServer, STREAM_BODY, tempSqlite, WHOLE_BODY } from './lib.ts';
 
 // A/B of two gateway builds' CPU per text call, for changes of a few percent. This VM's speed drifts
 // by a half within minutes, so two builds measured one after the other differ by more than most
@@ -20,7 +20,8 @@ import { ADMIN, benchKey, messagesUpstream, pinSelf, ROOT, routeHaikuTo, startSe
 // AB_ROUNDS per pair (4), AB_SECONDS per round (3); AB_BODY=agent: an agent-sized ~35 KB body (bench/agent-body.ts)
 // instead of a one-line prompt, at 5 connections per side; AB_BODY=stream: streamed calls of 200 events
 // (bench/stream-upstream.ts), CPU per stream; AB_BODY=chat: whole calls on /v1/chat/completions (translated
-// to the messages upstream).
+// to the messages upstream); AB_BODY=responses: streamed POST /v1/responses through an openai channel
+// (forwarded as it came, the answer stored for previous_response_id), CPU per stream.
 pinSelf();
 const PAIRS = Number(process.env.AB_PAIRS ?? 3);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 4);
@@ -28,7 +29,9 @@ const SECONDS = Number(process.env.AB_SECONDS ?? 3);
 const AGENT = process.env.AB_BODY === 'agent';
 const STREAM = process.env.AB_BODY === 'stream';
 const CHAT = process.env.AB_BODY === 'chat';
-const body = AGENT ? agentBody('chatgen-4-haiku') : STREAM ? STREAM_BODY : WHOLE_BODY;
+const RESPONSES = process.env.AB_BODY === 'responses';
+const body = AGENT ? agentBody('chatgen-4-haiku') : STREAM ? STREAM_BODY : RESPONSES ? RESPONSES_STREAM_BODY : WHOLE_BODY;
+const PATH = CHAT ? '/v1/chat/completions' : RESPONSES ? '/v1/responses' : '/v1/messages';
 const envOf = (spec = '') => Object.fromEntries(spec.split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const sides = [
   { name: 'baseline', entry: path.resolve(process.env.BASELINE ?? ROOT, 'src/main.ts'), env: envOf(process.env.A_ENV) },
@@ -41,14 +44,14 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-const upstream = await messagesUpstream(STREAM);
+const upstream = await messagesUpstream(STREAM || RESPONSES);
 
 /** A gateway whose only route for the model is a messages channel to the upstream; auth, rate limit and billing on. */
 async function gateway(entry: string, env: Record<string, string>) {
   const server = await startServer(entry, { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0', ...env });
-  await routeHaikuTo(server.url, upstream.url);
+  await routeHaikuTo(server.url, upstream.url, RESPONSES ? 'openai' : 'messages');
   const key = await benchKey(server.url);
-  return { ...server, headers: { 'content-type': 'application/json', ...(CHAT ? { authorization: `Bearer ${key}` } : { 'x-api-key': key }) } };
+  return { ...server, headers: { 'content-type': 'application/json', ...(CHAT || RESPONSES ? { authorization: `Bearer ${key}` } : { 'x-api-key': key }) } };
 }
 
 type Gateway = Awaited<ReturnType<typeof gateway>>;
@@ -56,7 +59,7 @@ type Gateway = Awaited<ReturnType<typeof gateway>>;
 /** Loads both at once; CPU microseconds per call of each. */
 async function loadBoth(both: Gateway[], seconds: number): Promise<number[]> {
   const before = both.map((g) => cpuTicks(g.child.pid!));
-  const results = await Promise.all(both.map((g) => autocannon({ url: `${g.url}${CHAT ? '/v1/chat/completions' : '/v1/messages'}`, method: 'POST', headers: g.headers, body, connections: AGENT ? 5 : 25, duration: seconds })));
+  const results = await Promise.all(both.map((g) => autocannon({ url: `${g.url}${PATH}`, method: 'POST', headers: g.headers, body, connections: AGENT ? 5 : 25, duration: seconds })));
   return both.map((g, i) => ((cpuTicks(g.child.pid!) - before[i]!) * 10_000) / Math.max(1, results[i]!.requests.total - results[i]!.non2xx));
 }
 

@@ -19,6 +19,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => pr
 /** The messages bodies the CPU benches load with: a one-line prompt answered whole, and a streamed one. */
 export const WHOLE_BODY = JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
 export const STREAM_BODY = JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] });
+/** A streamed Responses call (POST /v1/responses), answered by bench/stream-upstream.ts in that format. */
+export const RESPONSES_STREAM_BODY = JSON.stringify({ model: 'chatgen-4-haiku', max_output_tokens: 8000, stream: true, input: 'Stream to me' });
 
 /** The local messages upstream for those bodies: one that answers at once, or one that streams 200 events. */
 export const messagesUpstream = (stream: boolean) =>

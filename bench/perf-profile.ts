@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { agentBody } from './agent-body.ts';
-import { ADMIN, benchKey, messagesUpstream, pinSelf, routeHaikuTo, startServer, STREAM_BODY, tempSqlite, WHOLE_BODY } from './lib.ts';
+import { ADMIN, benchKey, messagesUpstream, pinSelf, RESPONSES_STREAM_BODY, routeHaikuTo, startServer, STREAM_BODY, tempSqlite, WHOLE_BODY } from './lib.ts';
 
 // Where the gateway's CPU goes, on CPU only: Linux `perf` samples the process (every thread, the
 // kernel included) while 50 connections load it, and each sample is put down to the innermost
@@ -29,7 +29,7 @@ const RESPONSES = process.env.PROFILE_STREAM === 'responses';
 const STREAM = process.env.PROFILE_STREAM === '1' || RESPONSES;
 const BARE = process.env.PROFILE_BARE === '1';
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
-const body = RESPONSES ? JSON.stringify({ model: 'chatgen-4-haiku', max_output_tokens: 8000, stream: true, input: 'Stream to me' }) : STREAM ? STREAM_BODY : process.env.PROFILE_BODY === 'agent' ? agentBody('chatgen-4-haiku') : WHOLE_BODY;
+const body = RESPONSES ? RESPONSES_STREAM_BODY : STREAM ? STREAM_BODY : process.env.PROFILE_BODY === 'agent' ? agentBody('chatgen-4-haiku') : WHOLE_BODY;
 const connections = process.env.PROFILE_BODY === 'agent' ? 10 : 50;
 const CHAT = process.env.PROFILE_CHAT === '1' && !BARE && !STREAM;
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { benchKey, pinSelf, routeHaikuTo, startServer, tempSqlite, ADMIN } from './lib.ts';
+import { benchKey, pinSelf, RESPONSES_STREAM_BODY, routeHaikuTo, startServer, STREAM_BODY, tempSqlite, ADMIN, WHOLE_BODY } from './lib.ts';
 
 // Where a streamed messages passthrough spends the gateway's CPU: the gateway runs under
 // `node --cpu-prof` while 50 connections stream from bench/stream-upstream.ts through it for
@@ -21,11 +21,7 @@ const PATH = RESPONSES ? '/v1/responses' : '/v1/messages';
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 const EVENTS = 200;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-stream-prof-'));
-const body = TEXT
-  ? JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] })
-  : RESPONSES
-    ? JSON.stringify({ model: 'chatgen-4-haiku', max_output_tokens: 8000, stream: true, input: 'Stream to me' })
-    : JSON.stringify({ model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] });
+const body = TEXT ? WHOLE_BODY : RESPONSES ? RESPONSES_STREAM_BODY : STREAM_BODY;
 
 const upstream = TEXT ? await startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages') : await startServer('bench/stream-upstream.ts', { EVENTS: String(EVENTS) }, PATH);
 const gateway = await startServer('src/main.ts', { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0', NODE_ARGS: `--cpu-prof --cpu-prof-dir=${dir}` });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import autocannon from 'autocannon';
 import { Client } from 'undici';
-import { benchKey, machine, pinSelf, routeHaikuTo, startServer, tempSqlite, ADMIN } from './lib.ts';
+import { benchKey, machine, pinSelf, RESPONSES_STREAM_BODY, routeHaikuTo, startServer, STREAM_BODY, tempSqlite, ADMIN } from './lib.ts';
 import { PORTKEY_STREAMING_HONO, PORTKEY_VERSION, portkeyLabel, portkeyMessagesHeaders, portkeyOpenAIHeaders, startPortkey } from './portkey.ts';
 
 // Streamed messages passthrough: an upstream that sends EVENTS (200) text deltas of ~20 tokens per
@@ -28,7 +28,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const PROBE_REQUESTS = Number(process.env.PROBE_REQUESTS ?? 200);
 const EVENTS = 200;
-const body = JSON.stringify(RESPONSES ? { model: 'chatgen-4-haiku', max_output_tokens: 8000, stream: true, input: 'Stream to me' } : { model: 'chatgen-4-haiku', max_tokens: 8000, stream: true, messages: [{ role: 'user', content: 'Stream to me' }] });
+const body = RESPONSES ? RESPONSES_STREAM_BODY : STREAM_BODY;
 
 interface Target {
   name: string;
