@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FORMATS } from '../src/formats/index.ts';
+import { storeResponse } from '../src/modules/responses/responses.repo.ts';
 import { backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 
 // POST /v1/responses with `store` (the default): the answer can be read back and continued with
@@ -69,6 +70,16 @@ describe(`stored responses [${backendName}]`, () => {
     expect(before.output_text).toBe(now.output_text);
     expect(before.usage!.input_tokens).toBe(now.usage!.input_tokens);
     expect(now.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens);
+  });
+
+  it('an id stored again (an upstream that reuses its ids) keeps the newer answer, under its account', async () => {
+    const [a, b] = [await seedAccount(t.ctx, 10), await seedAccount(t.ctx, 10)];
+    const now = Date.now();
+    const row = (userId: string, text: string) => ({ id: 'resp_reused', user_id: userId, response: JSON.stringify({ id: 'resp_reused', object: 'response', output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] }] }), conversation: '{"turns":[]}', created_at: now, expires_at: now + 60_000 });
+    await storeResponse(t.ctx.db, row(a.user.id, 'older'));
+    await storeResponse(t.ctx.db, row(b.user.id, 'newer'));
+    expect(await client(b.key).responses.retrieve('resp_reused')).toMatchObject({ output_text: 'newer' });
+    await expect(client(a.key).responses.retrieve('resp_reused')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 
   it('expired answers are deleted as new ones are stored, and never read', async () => {
