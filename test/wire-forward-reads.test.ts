@@ -49,3 +49,32 @@ describe('forwardWire, however the reads are cut', () => {
     }
   });
 });
+
+describe("an upstream's error event ends a forwarded stream", () => {
+  const before = [responses('response.created', { response: { ...response, status: 'in_progress', usage: null } }), responses('response.output_text.delta', { delta: 'half' })];
+  const after = responses('response.output_text.delta', { delta: 'never sent' });
+  const ERRORS: Record<string, ['chat' | 'responses', string[], string]> = {
+    'responses, named': ['responses', before, responses('error', { code: 'server_error', message: 'overloaded' })],
+    'responses, without its event line': ['responses', before, `data: ${JSON.stringify({ type: 'error', code: 'server_error', message: 'overloaded' })}`],
+    chat: ['chat', [chat({ role: 'assistant', content: 'half' })], `data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } })}`],
+  };
+  it.each(Object.entries(ERRORS))('%s: the events before it go on, then the call fails with its message', async (_, [format, events, error]) => {
+    const head = events.join('\n\n') + '\n\n';
+    const stream = Buffer.from(head + [error, after].join('\n\n') + '\n\n');
+    for (const cuts of [[], [head.length], [head.length + 3], [7, stream.length - 5]]) {
+      const parts: Buffer[] = [];
+      const reads = async function* () {
+        let at = 0;
+        for (const cut of [...cuts, stream.length]) {
+          yield stream.subarray(at, cut);
+          at = cut;
+        }
+      };
+      const failed = (async () => {
+        for await (const chunk of forwardWire(format, reads(), request, false)) if (chunk.type === 'events') parts.push(...chunk.parts);
+      })();
+      await expect(failed, `cuts at ${cuts}`).rejects.toThrow(/overloaded/);
+      expect(Buffer.concat(parts).toString('utf8'), `cuts at ${cuts}`).toBe(head);
+    }
+  });
+});

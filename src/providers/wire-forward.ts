@@ -57,6 +57,9 @@ const parse = (data: string): unknown => {
   }
 };
 
+/** The name on an event's `event:` line. */
+const nameOf = (event: string) => /^event: ?(.*)$/m.exec(event)?.[1];
+
 const FINAL = new Set(['response.completed', 'response.incomplete']);
 const isFinalResponse = (data: unknown) =>
   FINAL.has((data as { type?: unknown })?.type as string) && typeof (data as { response?: unknown }).response === 'object' && (data as { response?: unknown }).response !== null;
@@ -72,20 +75,13 @@ const [E, R] = [0x65, 0x72];
 /** The first letters after `event: response.` of the names read (completed, incomplete, failed). */
 const AFTER_RESPONSE = new Set([0x63, 0x69, 0x66]);
 
-/** Whether a Responses block holds an event to read; an event without its name line (or CRLF lines) is read to be sure. */
-function namedToRead(block: Buffer): boolean {
-  if (block.includes(CR)) return true;
-  for (let start = 0; start < block.length; ) {
-    if (!startsAt(block, start, EVENT_LINE)) return true;
-    // Byte checks first: most events (deltas, done events) are told apart without a comparison.
-    const first = block[start + EVENT_LINE.length];
-    const candidate = first === E || (first === R && AFTER_RESPONSE.has(block[start + EVENT_LINE.length + 9]!));
-    if (candidate && RESPONSES_READ.some((line) => startsAt(block, start, line))) return true;
-    const next = blankLineEnd(block, start);
-    if (next < 0) return false;
-    start = next;
-  }
-  return false;
+/** Whether the Responses event at `start` is one to read; an event without its name line is read to be sure. */
+function namedToRead(block: Buffer, start: number): boolean {
+  if (!startsAt(block, start, EVENT_LINE)) return true;
+  // Byte checks first: most events (deltas, done events) are told apart without a comparison.
+  const first = block[start + EVENT_LINE.length];
+  const candidate = first === E || (first === R && AFTER_RESPONSE.has(block[start + EVENT_LINE.length + 9]!));
+  return candidate && RESPONSES_READ.some((line) => startsAt(block, start, line));
 }
 
 /** A chat chunk that carries only the usage (choices empty). */
@@ -107,22 +103,48 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, body
     forwarded.push([bytes]);
     return { type: 'events', parts: [bytes], text: forwardedText, answer };
   };
-  // Most blocks hold none of the marked events: they go on as the bytes that came, unread.
+  /** Reads an event's data: its finish, usage and (Responses) answer; the message when it is the upstream's error. */
+  const see = (data: unknown, name: string | undefined): string | undefined => {
+    const seen = ends.push(data, name);
+    const failed = seen.find((e) => e.type === 'error');
+    if (failed && failed.type === 'error') return failed.message;
+    finish = (seen.find((e) => e.type === 'finish') as typeof finish) ?? finish;
+    if (format === 'responses' && isFinalResponse(data)) answer = (data as { response: unknown }).response;
+    const now = reportedUsage(format, data);
+    if (now) reported = laterUsage(reported, now);
+    return undefined;
+  };
+  // A Responses block of LF lines is walked event by event and only the events named to read are
+  // decoded; the block goes on as the bytes that came (its done events repeat the whole text, so
+  // decoding the block and joining its events again cost as much as the text, several times over).
+  const readNamed = function* (block: Buffer): Generator<TextChunk> {
+    for (let start = 0; start < block.length; ) {
+      const next = blankLineEnd(block, start);
+      const end = next < 0 ? block.length : next;
+      const event = namedToRead(block, start) ? block.toString('utf8', start, end) : undefined;
+      const data = event === undefined ? undefined : parse(dataOf(event));
+      const failure = data === undefined ? undefined : see(data, nameOf(event!));
+      if (failure !== undefined) {
+        if (start > 0) yield pass(block.subarray(0, start));
+        throw badGateway(`upstream stream failed: ${failure}`);
+      }
+      start = end;
+    }
+    if (reported !== lastUsage) yield { type: 'usage', usage: (lastUsage = reported)! };
+    yield pass(block);
+  };
+  // Other blocks are read whole when they hold a marked event (most hold none: they go on unread).
   const read = function* (block: Buffer): Generator<TextChunk> {
-    if (format === 'responses' ? !namedToRead(block) : !marks.some((mark) => block.includes(mark))) return yield pass(block);
+    if (format === 'responses' && !block.includes(CR)) return yield* readNamed(block);
+    if (format !== 'responses' && !marks.some((mark) => block.includes(mark))) return yield pass(block);
     const kept: string[] = [];
     for (const event of block.toString('utf8').split(BOUNDARY)) {
       const data = MARKS[format].some((mark) => event.includes(mark)) ? parse(dataOf(event)) : undefined;
-      const seen = data === undefined ? [] : ends.push(data, /^event: ?(.*)$/m.exec(event)?.[1]);
-      const failed = seen.find((e) => e.type === 'error');
-      if (failed && failed.type === 'error') {
+      const failure = data === undefined ? undefined : see(data, nameOf(event));
+      if (failure !== undefined) {
         if (kept.length) yield pass(Buffer.from(kept.map((e) => `${e}\n\n`).join('')));
-        throw badGateway(`upstream stream failed: ${failed.message}`);
+        throw badGateway(`upstream stream failed: ${failure}`);
       }
-      finish = (seen.find((e) => e.type === 'finish') as typeof finish) ?? finish;
-      if (format === 'responses' && isFinalResponse(data)) answer = (data as { response: unknown }).response;
-      const now = data === undefined ? undefined : reportedUsage(format, data);
-      if (now) reported = laterUsage(reported, now);
       if (event !== '' && !(hideUsage && data !== undefined && usageOnly(data))) kept.push(event);
     }
     if (reported !== lastUsage) yield { type: 'usage', usage: (lastUsage = reported)! };
@@ -174,7 +196,7 @@ function textOf(counter: StreamDecoder, block: string): string {
   for (const event of block.split(BOUNDARY)) {
     const data = parse(dataOf(event));
     if (data === undefined) continue;
-    for (const e of counter.push(data, /^event: ?(.*)$/m.exec(event)?.[1])) {
+    for (const e of counter.push(data, nameOf(event))) {
       if (e.type === 'text_delta' || e.type === 'thinking_delta') text += e.text;
       else if (e.type === 'arguments_delta') text += e.json;
     }
