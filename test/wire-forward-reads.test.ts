@@ -19,17 +19,19 @@ const STREAMS: Record<string, ['chat' | 'responses', string]> = {
   responses: ['responses', [responses('response.created', { response: { ...response, status: 'in_progress', usage: null } }), responses('response.output_text.delta', { delta: 'héllo\n\nworld' }), responses('response.output_text.done', { text: 'héllo' }), responses('response.completed', { response })].join('\n\n') + '\n\n'],
 };
 
+/** The stream as the upstream's socket reads, cut before each of `cuts`. */
+async function* readsOf(stream: Buffer, cuts: number[]) {
+  let at = 0;
+  for (const cut of [...cuts, stream.length]) {
+    yield stream.subarray(at, cut);
+    at = cut;
+  }
+}
+
 async function run(format: 'chat' | 'responses', stream: Buffer, cuts: number[]) {
-  const reads = async function* () {
-    let at = 0;
-    for (const cut of [...cuts, stream.length]) {
-      yield stream.subarray(at, cut);
-      at = cut;
-    }
-  };
   const parts: Buffer[] = [];
   let end: TextChunk | undefined;
-  for await (const chunk of forwardWire(format, reads(), request, false)) {
+  for await (const chunk of forwardWire(format, readsOf(stream, cuts), request, false)) {
     if (chunk.type === 'events') parts.push(...chunk.parts);
     if (chunk.type === 'end') end = chunk;
   }
@@ -63,15 +65,8 @@ describe("an upstream's error event ends a forwarded stream", () => {
     const stream = Buffer.from(head + [error, after].join('\n\n') + '\n\n');
     for (const cuts of [[], [head.length], [head.length + 3], [7, stream.length - 5]]) {
       const parts: Buffer[] = [];
-      const reads = async function* () {
-        let at = 0;
-        for (const cut of [...cuts, stream.length]) {
-          yield stream.subarray(at, cut);
-          at = cut;
-        }
-      };
       const failed = (async () => {
-        for await (const chunk of forwardWire(format, reads(), request, false)) if (chunk.type === 'events') parts.push(...chunk.parts);
+        for await (const chunk of forwardWire(format, readsOf(stream, cuts), request, false)) if (chunk.type === 'events') parts.push(...chunk.parts);
       })();
       await expect(failed, `cuts at ${cuts}`).rejects.toThrow(/overloaded/);
       expect(Buffer.concat(parts).toString('utf8'), `cuts at ${cuts}`).toBe(head);
