@@ -31,7 +31,7 @@ async function* readsOf(stream: Buffer, cuts: number[]) {
 async function run(format: 'chat' | 'responses', stream: Buffer, cuts: number[]) {
   const parts: Buffer[] = [];
   let end: TextChunk | undefined;
-  for await (const chunk of forwardWire(format, readsOf(stream, cuts), request, false)) {
+  for await (const chunk of forwardWire(format, async () => readsOf(stream, cuts), request, false)) {
     if (chunk.type === 'events') parts.push(...chunk.parts);
     if (chunk.type === 'end') end = chunk;
   }
@@ -66,7 +66,7 @@ describe("an upstream's error event ends a forwarded stream", () => {
     for (const cuts of [[], [head.length], [head.length + 3], [7, stream.length - 5]]) {
       const parts: Buffer[] = [];
       const failed = (async () => {
-        for await (const chunk of forwardWire(format, readsOf(stream, cuts), request, false)) if (chunk.type === 'events') parts.push(...chunk.parts);
+        for await (const chunk of forwardWire(format, async () => readsOf(stream, cuts), request, false)) if (chunk.type === 'events') parts.push(...chunk.parts);
       })();
       await expect(failed, `cuts at ${cuts}`).rejects.toThrow(/overloaded/);
       expect(Buffer.concat(parts).toString('utf8'), `cuts at ${cuts}`).toBe(head);

@@ -81,13 +81,17 @@ function namedToRead(block: Buffer, start: number): boolean {
   // Byte checks first: most events (deltas, done events) are told apart without a comparison.
   const first = block[start + EVENT_LINE.length];
   const candidate = first === E || (first === R && AFTER_RESPONSE.has(block[start + EVENT_LINE.length + 9]!));
-  return candidate && RESPONSES_READ.some((line) => startsAt(block, start, line));
+  if (!candidate) return false;
+  // A loop, not .some(line => ...): a closure over `block` and `start` made V8 allocate their context on every call.
+  for (const line of RESPONSES_READ) if (startsAt(block, start, line)) return true;
+  return false;
 }
 
 /** A chat chunk that carries only the usage (choices empty). */
 const usageOnly = (data: unknown) => Array.isArray((data as { choices?: unknown[] })?.choices) && (data as { choices: unknown[] }).choices.length === 0;
 
-export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, body: AsyncIterable<Buffer>, request: TextRequest, hideUsage: boolean): AsyncGenerator<TextChunk> {
+export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open: () => Promise<AsyncIterable<Buffer>>, request: TextRequest, hideUsage: boolean): AsyncGenerator<TextChunk> {
+  const body = await open();
   const marks = MARKS[format].map((mark) => Buffer.from(mark));
   const ends = FORMATS[format].streamDecoder();
   let reported: ReportedUsage | undefined;

@@ -84,17 +84,41 @@ export async function wireGenerate(upstream: UpstreamText, route: WireRoute, req
   return answerResult(answer, encodeForCaller(wire, answer));
 }
 
-export async function* wireStream(upstream: UpstreamText, route: WireRoute, request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
+/** The body of an upstream's streamed answer, once it answered; a refusal is the route's error. */
+export type OpenStream = () => Promise<AsyncIterable<Buffer>>;
+
+/** Sends a wire call's streamed request (when called: inside the generator that reads the answer). */
+export function openWireStream(upstream: UpstreamText, route: WireRoute, request: TextRequest, signal: CallSignal): OpenStream {
   const wire = request.wire!;
   const { speaks, path } = route;
-  const refuse = route.refuse ?? clientError;
-  const response = await upstream.post(path(request.model, true), upstreamBody(wire, speaks, request.model, true), signal, vendorHeaders(wire, speaks));
-  if (response.statusCode >= 400) return refuse(response.statusCode, response.body);
+  return async () => {
+    const response = await upstream.post(path(request.model, true), upstreamBody(wire, speaks, request.model, true), signal, vendorHeaders(wire, speaks));
+    if (response.statusCode >= 400) return (route.refuse ?? clientError)(response.statusCode, response.body);
+    return response.body;
+  };
+}
+
+/**
+ * A wire call's stream: the generator that reads it is returned, not delegated to from one of
+ * this function's own (each generator in the chain costs every chunk its own promises and turns).
+ * Nothing is sent before the generator's first step.
+ */
+export function wireStream(upstream: UpstreamText, route: WireRoute, request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
+  const wire = request.wire!;
+  const { speaks } = route;
+  const open = openWireStream(upstream, route, request, signal);
   // Same format: the upstream's events as it wrote them (messages streams: messages.events.ts).
   if (wire.format === speaks && !wire.rewritten && speaks !== 'messages') {
     const hideUsage = speaks === 'chat' && (wire.body.stream_options as Json | undefined)?.include_usage !== true;
-    return yield* forwardWire(speaks, response.body, request, hideUsage);
+    return forwardWire(speaks, open, request, hideUsage);
   }
+  return translatedStream(open, speaks, request);
+}
+
+/** An upstream's stream in another format than the caller's: decoded, then encoded in the caller's. */
+async function* translatedStream(open: OpenStream, speaks: WireFormat, request: TextRequest): AsyncGenerator<TextChunk> {
+  const wire = request.wire!;
+  const body = await open();
   const decoder = FORMATS[speaks].streamDecoder();
   const encode = callerFrames(wire);
   let end: Extract<TextStreamEvent, { type: 'finish' }> | undefined;
@@ -108,7 +132,7 @@ export async function* wireStream(upstream: UpstreamText, route: WireRoute, requ
     const out = encode(events);
     return out ? { type: 'events', parts: [Buffer.from(out)], text: () => soFar } : undefined;
   };
-  for await (const event of sseEvents(response.body)) {
+  for await (const event of sseEvents(body)) {
     const data = event.data === '[DONE]' ? '[DONE]' : (JSON.parse(event.data) as unknown);
     const now = reportedUsage(speaks, data);
     if (now) {

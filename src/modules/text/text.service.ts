@@ -107,84 +107,92 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
   }
 }
 
+/** How a stream went, for its settlement. */
+interface StreamState {
+  started: boolean;
+  status: Exclude<TextOutcome, 'lost'>;
+  answered?: Channel;
+  /** The upstream's final usage (its end chunk). */
+  usage?: TextUsage;
+  /** What the upstream reported before its end (message_start's prompt): paid if the stream breaks off. */
+  reported?: ReportedUsage;
+  /** Text deltas produced; forwarded events are read for their text only if the call ends without usage. */
+  produced: string;
+  forwarded?: { text(): string };
+  span?: Span;
+  failure?: unknown;
+}
+
 /**
  * A streamed call. Failover happens only before the first chunk; a client that goes away stops
- * the upstream (through `signal`) and is charged for what was produced.
+ * the upstream (through `signal`) and is charged for what was produced. One generator for the
+ * whole call, the call log's bracket included: each generator in the chain costs every chunk its
+ * own promises and turns of the microtask queue.
  */
 export async function* streamText(ctx: AppContext, call: TextCall, signal: CallSignal): AsyncGenerator<TextChunk> {
   call.log?.begin();
   try {
-    yield* streamCall(ctx, call, signal);
+    const candidates = await routes(ctx, call);
+    const money = await holdFor(ctx, call, await sizePrompt(ctx, call.request, call.key));
+    const state: StreamState = { started: false, status: 'failed', produced: '' };
+    try {
+      for (const route of candidates) {
+        state.span = upstreamSpan(call, route.channel, route.request.model);
+        const iterator = route.provider.stream(route.request, signal)[Symbol.asyncIterator]();
+        let first: IteratorResult<TextChunk>;
+        try {
+          first = await iterator.next();
+        } catch (err) {
+          endUpstreamSpan(state.span, undefined, err);
+          state.span = undefined;
+          if (err instanceof TextUpstreamUnavailable) continue;
+          throw err;
+        }
+        // The upstream answered: it has the prompt, and from here a cut still pays for it.
+        state.started = true;
+        state.answered = route.channel;
+        call.log?.firstToken();
+        for (let step = first; !step.done; step = await iterator.next()) {
+          const chunk = step.value;
+          if (chunk.type === 'delta') state.produced += chunk.text;
+          else if (chunk.type === 'events') state.forwarded = chunk;
+          else if (chunk.type === 'usage') {
+            state.reported = chunk.usage;
+            continue;
+          } else if (chunk.type === 'end') state.usage = chunk.usage;
+          yield chunk;
+        }
+        state.status = state.usage ? 'ok' : 'aborted';
+        return;
+      }
+      throw call.allDown();
+    } catch (err) {
+      state.failure = err;
+      throw err;
+    } finally {
+      settleStream(ctx, call, signal, money, state);
+    }
   } finally {
     call.log?.end();
   }
 }
 
-async function* streamCall(ctx: AppContext, call: TextCall, signal: CallSignal): AsyncGenerator<TextChunk> {
-  const candidates = await routes(ctx, call);
-  const money = await holdFor(ctx, call, await sizePrompt(ctx, call.request, call.key));
-  let produced = '';
-  // Forwarded events are read for their text only if the call ends without the upstream's usage;
-  // the last events chunk reads the text of all of them.
-  let forwarded: { text(): string } | undefined;
-  let usage: TextUsage | undefined;
-  // What the upstream reported before its end (message_start's prompt): paid if the stream breaks off.
-  let reported: ReportedUsage | undefined;
-  let started = false;
-  let status: TextOutcome = 'failed';
-  let span: Span | undefined;
-  let answered: Channel | undefined;
-  let failure: unknown;
-  try {
-    for (const route of candidates) {
-      span = upstreamSpan(call, route.channel, route.request.model);
-      const iterator = route.provider.stream(route.request, signal)[Symbol.asyncIterator]();
-      let first: IteratorResult<TextChunk>;
-      try {
-        first = await iterator.next();
-      } catch (err) {
-        endUpstreamSpan(span, undefined, err);
-        span = undefined;
-        if (err instanceof TextUpstreamUnavailable) continue;
-        throw err;
-      }
-      // The upstream answered: it has the prompt, and from here a cut still pays for it.
-      started = true;
-      answered = route.channel;
-      call.log?.firstToken();
-      for (let step = first; !step.done; step = await iterator.next()) {
-        const chunk = step.value;
-        if (chunk.type === 'delta') produced += chunk.text;
-        else if (chunk.type === 'events') forwarded = chunk;
-        else if (chunk.type === 'usage') {
-          reported = chunk.usage;
-          continue;
-        } else if (chunk.type === 'end') usage = chunk.usage;
-        yield chunk;
-      }
-      status = usage ? 'ok' : 'aborted';
-      return;
-    }
-    throw call.allDown();
-  } catch (err) {
-    failure = err;
-    throw err;
-  } finally {
-    if (signal.aborted && status !== 'ok') status = 'aborted';
-    if ((started || signal.aborted) && status === 'failed') status = 'aborted';
-    if (!usage && forwarded) produced += forwarded.text();
-    // Without the upstream's final usage: what it reported so far, else our count of the prompt it
-    // received and of what it produced. A call no upstream answered pays nothing.
-    const counted = usage ?? (started || signal.aborted ? usageOf(reported, call.request, produced) : NOTHING_USED);
-    if (status === 'failed') {
-      ctx.textMoney.release(money);
-      noteText(call, undefined, status, undefined, undefined, failure);
-    } else {
-      const cost = costOf(ctx, call, counted);
-      ctx.textMoney.settle(money, cost, counted, status);
-      // Billed as cut either way; the log says who cut it: the caller (aborted) or the upstream (failed).
-      noteText(call, answered, status === 'aborted' && !signal.aborted ? 'failed' : status, counted, cost, failure);
-    }
-    endUpstreamSpan(span, started ? counted : undefined, status === 'ok' ? undefined : new Error(status));
+function settleStream(ctx: AppContext, call: TextCall, signal: CallSignal, money: Awaited<ReturnType<typeof holdFor>>, state: StreamState): void {
+  let status = state.status;
+  if (signal.aborted && status !== 'ok') status = 'aborted';
+  if ((state.started || signal.aborted) && status === 'failed') status = 'aborted';
+  const produced = !state.usage && state.forwarded ? state.produced + state.forwarded.text() : state.produced;
+  // Without the upstream's final usage: what it reported so far, else our count of the prompt it
+  // received and of what it produced. A call no upstream answered pays nothing.
+  const counted = state.usage ?? (state.started || signal.aborted ? usageOf(state.reported, call.request, produced) : NOTHING_USED);
+  if (status === 'failed') {
+    ctx.textMoney.release(money);
+    noteText(call, undefined, status, undefined, undefined, state.failure);
+  } else {
+    const cost = costOf(ctx, call, counted);
+    ctx.textMoney.settle(money, cost, counted, status);
+    // Billed as cut either way; the log says who cut it: the caller (aborted) or the upstream (failed).
+    noteText(call, state.answered, status === 'aborted' && !signal.aborted ? 'failed' : status, counted, cost, state.failure);
   }
+  endUpstreamSpan(state.span, state.started ? counted : undefined, status === 'ok' ? undefined : new Error(status));
 }

@@ -73,8 +73,13 @@ export class ChatCompletionsText extends UpstreamText {
     };
   }
 
-  async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
-    if (request.wire) return yield* wireStream(this, this.wireRoute(request), request, signal);
+  stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
+    // wireStream's own generator, not one delegating to it (as generate does with its promise).
+    if (request.wire) return wireStream(this, this.wireRoute(request), request, signal);
+    return this.streamText(request, signal);
+  }
+
+  private async *streamText(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
     const response = await this.post('/v1/chat/completions', toChat(request, true), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';

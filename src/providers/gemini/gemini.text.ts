@@ -106,8 +106,13 @@ export class GeminiText extends UpstreamText {
     };
   }
 
-  async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
-    if (request.wire) return yield* wireStream(this, this.wire, request, signal);
+  stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
+    // wireStream's own generator, not one delegating to it (as generate does with its promise).
+    if (request.wire) return wireStream(this, this.wire, request, signal);
+    return this.streamText(request, signal);
+  }
+
+  private async *streamText(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
     const response = await this.post(this.pathOf(request, 'streamGenerateContent?alt=sse'), toGemini(request), signal);
     if (response.statusCode >= 400) return refusal(response.statusCode, response.body);
     let produced = '';

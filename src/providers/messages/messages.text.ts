@@ -7,7 +7,7 @@ import type { CallSignal } from '../../lib/call-signal.ts';
 import type { Channel } from '../../core/channel.ts';
 import { messagesClasses, type MessagesAnswer, type MessagesEvent, type TextDelta } from './messages.answers.ts';
 import { FINISH, forwardEvents } from './messages.events.ts';
-import { upstreamBody, vendorHeaders, wireGenerate, wireStream, type WireRoute } from '../wire-text.ts';
+import { openWireStream, wireGenerate, wireStream, type WireRoute } from '../wire-text.ts';
 import { newId } from '../../lib/ids.ts';
 
 const WIRE: WireRoute = { speaks: 'messages', path: () => '/v1/messages' };
@@ -61,15 +61,17 @@ export class MessagesText extends UpstreamText {
     };
   }
 
-  async *stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
+  stream(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
     const wire = request.wire;
+    // The generator that reads the stream is returned, not delegated to from one of this method's
+    // own (each generator in the chain costs every chunk its own promises and turns).
     // Same format: the upstream's events go to the caller as bytes (messages.events.ts).
-    if (wire?.format === 'messages') {
-      const response = await this.post('/v1/messages', upstreamBody(wire, 'messages', request.model, true), signal, vendorHeaders(wire, 'messages'));
-      if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
-      return yield* forwardEvents(response.body, request, { id: newId('msg'), model: wire.model });
-    }
-    if (wire) return yield* wireStream(this, WIRE, request, signal);
+    if (wire?.format === 'messages') return forwardEvents(openWireStream(this, WIRE, request, signal), request, { id: newId('msg'), model: wire.model });
+    if (wire) return wireStream(this, WIRE, request, signal);
+    return this.streamText(request, signal);
+  }
+
+  private async *streamText(request: TextRequest, signal: CallSignal): AsyncIterable<TextChunk> {
     const response = await this.post('/v1/messages', toMessages(request, true), signal);
     if (response.statusCode >= 400) return clientError(response.statusCode, response.body);
     let produced = '';
