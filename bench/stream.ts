@@ -139,7 +139,7 @@ const lines = [
     return `| ${t.name} | ${Math.round(median(l.map((x) => x.events)))} | ${spread(l.map((x) => x.events))} | ${Math.round(median(l.map((x) => x.streams)))} | ${median(l.map((x) => x.p50))} | ${Math.round(median(l.map((x) => x.bytes)))} | ${l.reduce((s, x) => s + x.failed, 0)} | ${median(probes.get(t)!).toFixed(3)} | ${n === 0 ? '-' : `${signed(median(a))} (${spread(a, 3)})`} | ${Math.round(median(l.map((x) => x.cpu)))} |`;
   }),
   '',
-  `This gateway vs the bare proxy, per round: ${vsBare.map((v) => `${v.toFixed(0)}%`).join(', ')}; median **${median(vsBare).toFixed(1)}%** (target >= 60%).`,
+  `This gateway vs the bare proxy, per round: ${vsBare.map((v) => `${v.toFixed(0)}%`).join(', ')}; median **${median(vsBare).toFixed(1)}%** (target >= 85%).`,
   portkeyRan ? `This gateway vs Portkey, per round: ${vsPortkey.map((v) => `${v.toFixed(1)}x`).join(', ')}; median **${median(vsPortkey).toFixed(1)}x** (target >= 5x).` : `Portkey: ${broken.join('; ')}.`,
   `Server CPU per stream (median round): this gateway ${Math.round(cpu(ours))} µs, the bare proxy ${Math.round(cpu(bareTarget))} µs${portkeyRan ? `, Portkey ${Math.round(cpu(portkeyTarget))} µs (${(cpu(portkeyTarget) / cpu(ours)).toFixed(1)}x this gateway's)` : ''}.`,
   `Added time to first event, per round: ${added(ours).map(signed).join(', ')} ms; median **${signed(median(added(ours)))} ms** (target < 1 ms); the bare proxy's: ${signed(median(added(bareTarget)))} ms${portkeyRan ? `, Portkey's: ${signed(median(added(portkeyTarget)))} ms` : ''}.`,
