@@ -37,8 +37,11 @@ function firstBoundary(bytes: Buffer): number {
 /** The end of the last whole event in `bytes` (after its blank line), or -1. */
 function lastBoundary(bytes: Buffer): number {
   const lf = bytes.lastIndexOf(LF);
-  const crlf = bytes.lastIndexOf(CRLF);
-  return Math.max(lf < 0 ? -1 : lf + 2, crlf < 0 ? -1 : crlf + 4);
+  // Only a CRLF boundary that ends after the last LF one counts: it starts at lf - 1 or later. (A
+  // search of the whole read for CRLF, in a stream that has none, cost as much as the walk.)
+  const from = Math.max(0, lf - 1);
+  const crlf = (from === 0 ? bytes : bytes.subarray(from)).lastIndexOf(CRLF);
+  return Math.max(lf < 0 ? -1 : lf + 2, crlf < 0 ? -1 : from + crlf + 4);
 }
 
 const dataOf = (event: string): string =>
