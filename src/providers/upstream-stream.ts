@@ -98,6 +98,12 @@ export class StreamedBody implements AsyncIterableIterator<Buffer> {
   }
 }
 
+/**
+ * Sends a streamed request when called (inside the generator that reads the answer): the answer's
+ * body once the upstream answered; a refusal is thrown as the caller's error.
+ */
+export type OpenStream = () => Promise<AsyncIterable<Buffer>>;
+
 export interface StreamedResponse {
   statusCode: number;
   body: StreamedBody;

@@ -8,6 +8,7 @@ import { TextUpstreamUnavailable } from '../core/text/provider.ts';
 import { KeptBytes } from '../lib/kept-bytes.ts';
 import { reportedUsage } from './wire-usage.ts';
 import { blankLineEnd, startsAt } from './sse-blocks.ts';
+import type { OpenStream } from './upstream-stream.ts';
 
 // A same-format stream of chat completions, Responses or the Gemini API, forwarded as the upstream
 // wrote it: whole events, one write per upstream read. Parsing and re-encoding every event cost
@@ -93,7 +94,7 @@ function namedToRead(block: Buffer, start: number): boolean {
 /** A chat chunk that carries only the usage (choices empty). */
 const usageOnly = (data: unknown) => Array.isArray((data as { choices?: unknown[] })?.choices) && (data as { choices: unknown[] }).choices.length === 0;
 
-export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open: () => Promise<AsyncIterable<Buffer>>, request: TextRequest, hideUsage: boolean): AsyncGenerator<TextChunk> {
+export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open: OpenStream, request: TextRequest, hideUsage: boolean): AsyncGenerator<TextChunk> {
   const body = await open();
   const marks = MARKS[format].map((mark) => Buffer.from(mark));
   const ends = FORMATS[format].streamDecoder();

@@ -9,6 +9,7 @@ import { reportedUsage } from './wire-usage.ts';
 import { forwardWire } from './wire-forward.ts';
 import { clientError } from './text-refusal.ts';
 import { sseEvents, type UpstreamText } from './upstream-http.ts';
+import type { OpenStream } from './upstream-stream.ts';
 
 // A wire call (core/text/call.ts) on an upstream that speaks `speaks`. Same format: the caller's
 // body goes as it came but the model, with its vendor headers, and the answer comes back as the
@@ -83,9 +84,6 @@ export async function wireGenerate(upstream: UpstreamText, route: WireRoute, req
   const answer = { ...decoded, usage: usageOf(reportedUsage(speaks, json), request, answerText(decoded)) };
   return answerResult(answer, encodeForCaller(wire, answer));
 }
-
-/** The body of an upstream's streamed answer, once it answered; a refusal is the route's error. */
-export type OpenStream = () => Promise<AsyncIterable<Buffer>>;
 
 /** Sends a wire call's streamed request (when called: inside the generator that reads the answer). */
 export function openWireStream(upstream: UpstreamText, route: WireRoute, request: TextRequest, signal: CallSignal): OpenStream {

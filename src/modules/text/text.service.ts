@@ -3,7 +3,7 @@ import { notFound } from '../../core/errors.ts';
 import type { CachedKey } from '../../core/key.ts';
 import type { Channel } from '../../core/channel.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
-import type { TextOutcome } from '../text-money/index.ts';
+import type { CallMoney, TextOutcome } from '../text-money/index.ts';
 import { costOf, holdFor } from './call-price.ts';
 import type { TextCall } from './text-call.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from '../../core/text/provider.ts';
@@ -177,7 +177,7 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
   }
 }
 
-function settleStream(ctx: AppContext, call: TextCall, signal: CallSignal, money: Awaited<ReturnType<typeof holdFor>>, state: StreamState): void {
+function settleStream(ctx: AppContext, call: TextCall, signal: CallSignal, money: CallMoney, state: StreamState): void {
   let status = state.status;
   if (signal.aborted && status !== 'ok') status = 'aborted';
   if ((state.started || signal.aborted) && status === 'failed') status = 'aborted';

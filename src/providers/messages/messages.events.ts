@@ -6,6 +6,7 @@ import { messagesClasses, type MessagesEvent } from './messages.answers.ts';
 import { maxAnswerBytes, UpstreamAnswerCut } from '../upstream-read.ts';
 import { KeptBytes } from '../../lib/kept-bytes.ts';
 import { blankLineEnd, startsAt } from '../sse-blocks.ts';
+import type { OpenStream } from '../upstream-stream.ts';
 
 // The same-format stream: a messages caller, a messages upstream. Parsing every event into the
 // neutral form and encoding it back cost the gateway ~3/4 of its time per stream (a JSON parse, a
@@ -196,7 +197,7 @@ export class MessagesEvents {
 }
 
 /** A messages upstream's stream, forwarded as whole events, then the call's finish and usage. */
-export async function* forwardEvents(open: () => Promise<AsyncIterable<Buffer>>, request: TextRequest, rename: Rename): AsyncGenerator<TextChunk> {
+export async function* forwardEvents(open: OpenStream, request: TextRequest, rename: Rename): AsyncGenerator<TextChunk> {
   const body = await open();
   const events = new MessagesEvents(rename);
   let reported: ReportedUsage | undefined;
