@@ -117,6 +117,8 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   const signer = new FileSigner(fileSecret, config.publicBaseUrl);
   const providers = createProviders(config, pricing, { reviewed: reviewedAssets(db), upstreamCallbackUrl: callbackUrlMaker(config, fileSecret) });
   const store = createBlobStore(config);
+  const textMoney = createTextMoney({ db, dialect, logger, config, committed: (keyIds) => quotas.changed(keyIds) });
+  keyCache.onChanged((keyId) => textMoney.keyChanged(keyId));
   const ctx: AppContext = {
     config,
     db,
@@ -129,7 +131,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     prices,
     groups,
     quotas,
-    textMoney: createTextMoney({ db, dialect, logger, config, committed: (keyIds) => quotas.changed(keyIds) }),
+    textMoney,
     callLog: new CallLog({ db, logger, days: config.callLogDays, store }),
     submits: new SubmitBatcher(db, dialect === 'sqlite' ? 1 : config.writeBatchesInFlight, (tasks) =>
       quotas.changed(tasks.map((t) => t.key_id)),

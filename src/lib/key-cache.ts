@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { CachedKey } from '../core/key.ts';
 
@@ -11,7 +12,7 @@ export interface KeyStore {
   /** The key with this hash, its policy compiled; undefined when there is none. */
   find(hash: string): Promise<CachedKey | undefined>;
   /** The keys changed at or after `since` (Unix ms), with when. */
-  changedSince(since: number): Promise<{ key_hash: string; updated_at: number }[]>;
+  changedSince(since: number): Promise<{ id: string; key_hash: string; updated_at: number }[]>;
 }
 
 const TTL_MS = 60_000;
@@ -23,6 +24,9 @@ export class KeyCache {
   private cursor = Date.now();
   private timer?: NodeJS.Timeout;
   private polling = false;
+  private readonly listeners: ((keyId: string) => void)[] = [];
+  /** Names this cache in its announcements. */
+  private readonly self = randomBytes(6).toString('hex');
 
   constructor(
     private readonly store: KeyStore,
@@ -51,18 +55,32 @@ export class KeyCache {
     this.entries.delete(hash);
   }
 
-  /** Called after a key change is committed: forget it here and tell the other processes. */
-  async announce(hash: string): Promise<void> {
+  /** Called with the id of each key another process changed (text money's floats stop taking its calls). */
+  onChanged(listener: (keyId: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private changedElsewhere(hash: string, keyId: string | undefined): void {
+    const id = keyId || this.entries.get(hash)?.key.id;
     this.drop(hash);
-    if (this.publisher) await this.publisher.publish(this.channel, hash);
+    if (id) for (const listener of this.listeners) listener(id);
+  }
+
+  /** Called after a key change is committed: forget it here and tell the other processes. */
+  async announce(hash: string, keyId = ''): Promise<void> {
+    this.drop(hash);
+    // Tagged with this cache, which hears its own announcement too and has dropped the key already.
+    if (this.publisher) await this.publisher.publish(this.channel, `${this.self} ${hash} ${keyId}`);
   }
 
   /** Listens for changes made by other processes. */
   async start(subscriber?: Redis): Promise<void> {
     if (subscriber) {
       await subscriber.subscribe(this.channel);
-      subscriber.on('message', (channel, hash) => {
-        if (channel === this.channel) this.drop(hash);
+      subscriber.on('message', (channel, message: string) => {
+        if (channel !== this.channel) return;
+        const [from, hash, keyId] = message.includes(' ') ? message.split(' ') : [undefined, message];
+        if (from !== this.self && hash) this.changedElsewhere(hash, keyId);
       });
     }
     this.timer = setInterval(() => void this.poll(), this.pollMs);
@@ -80,7 +98,7 @@ export class KeyCache {
     try {
       const changed = await this.store.changedSince(this.cursor - CLOCK_SLACK_MS);
       for (const row of changed) {
-        this.drop(row.key_hash);
+        this.changedElsewhere(row.key_hash, row.id);
         this.cursor = Math.max(this.cursor, row.updated_at);
       }
     } catch {

@@ -182,9 +182,14 @@ export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges, by: K
   // Deleting also sets deleted_at (deleteKey): a status alone would leave the key half deleted.
   if (changes.status !== undefined && !['active', 'disabled'].includes(changes.status)) throw badRequest('status must be active or disabled');
   const target = changes.quota === undefined ? undefined : units(ctx, 'quota', changes.quota);
+  // This process's calls' spends still queued would land after the drain below as overruns of the new quota.
+  if (target !== undefined) await ctx.textMoney.flush();
   const key = await ctx.db.transaction().execute(async (trx) => {
     // Read under the row lock: a key read before it may have paid for submits since, and a change
     // worked out from that read would be a debit it can no longer pay.
+    // A quota set binds from now: the key's floats give back what they hold first (before the key's
+    // row is locked, in the order a float's close locks them).
+    if (target !== undefined) await ctx.textMoney.drainKey(trx, id);
     const locked = await lockKey(trx, id);
     if (!locked || locked.status === 'deleted') throw notFound(`No key ${id}`);
     if (target !== undefined) {
@@ -209,7 +214,8 @@ export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges, by: K
     const changed = (await getKey(trx, id))!;
     return { hash: changed.key_hash, view: keyView(ctx, changed, (await ctx.textMoney.pendingFor({ keyIds: [id] }, trx)).get(id)) };
   });
-  await ctx.keyCache.announce(key.hash);
+  await ctx.keyCache.announce(key.hash, id);
+  ctx.textMoney.keyChanged(id);
   ctx.quotas.changed([id]);
   return key.view;
 }
@@ -217,7 +223,7 @@ export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges, by: K
 export async function deleteKey(ctx: Ctx, id: string) {
   const key = await existingKey(ctx, id);
   await updateKey(ctx.db, id, { status: 'deleted', deleted_at: Date.now() });
-  await ctx.keyCache.announce(key.key_hash);
+  await ctx.keyCache.announce(key.key_hash, id);
   ctx.quotas.changed([id]);
   return { id, deleted: true };
 }

@@ -89,6 +89,6 @@ export async function updateKey(db: Kysely<Database>, id: string, changes: ApiKe
 }
 
 /** Keys changed at or after `since` (ms): other processes drop them from their caches. */
-export function keysChangedSince(db: Kysely<Database>, since: number): Promise<Pick<ApiKey, 'key_hash' | 'updated_at'>[]> {
-  return db.selectFrom('api_keys').select(['key_hash', 'updated_at']).where('updated_at', '>=', since).execute();
+export function keysChangedSince(db: Kysely<Database>, since: number): Promise<Pick<ApiKey, 'id' | 'key_hash' | 'updated_at'>[]> {
+  return db.selectFrom('api_keys').select(['id', 'key_hash', 'updated_at']).where('updated_at', '>=', since).execute();
 }

@@ -135,6 +135,20 @@ export class TextFloats {
     return false;
   }
 
+  /**
+   * The key's quota was set (here or by another process): its floats take no more calls and hold
+   * nothing more for them, so the next call holds against the new quota. Their calls in flight still
+   * spend; drain.ts says how that is charged.
+   */
+  drainKey(keyId: string): void {
+    for (const float of this.open) {
+      if (float.keyId !== keyId) continue;
+      float.amount = float.spent + float.reserved;
+      this.retire(float);
+    }
+    this.noFloatUntil.delete(keyId);
+  }
+
   /** Closes every float: what calls spent stays charged, the rest is given back. */
   async closeAll(): Promise<void> {
     await Promise.all([...this.open].map((float) => this.close(float)));

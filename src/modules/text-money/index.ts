@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/types.ts';
 import type { CachedKey } from '../../core/key.ts';
 import type { TextUsage } from '../../core/text/provider.ts';
@@ -33,6 +33,14 @@ export interface TextMoney {
   release(money: CallMoney): void;
   /** Per account or key, what open holds have taken and not spent; `db` may be a transaction to read in. */
   pendingFor(who: PendingOf, db?: Kysely<Database>): Promise<Map<string, Pending>>;
+  /**
+   * The operator is setting the key's quota: in `trx`, before the key's row is locked, the open
+   * floats of the key (any process's) give back what they have not spent, so the new quota binds
+   * the key's next calls (drain.ts).
+   */
+  drainKey(trx: Transaction<Database>, keyId: string): Promise<void>;
+  /** A key changed, here or in another process: this process's floats of it take no more calls. */
+  keyChanged(keyId: string): void;
   /** Whether the payer could cover `amount` now (a 402 before a large prompt is counted). */
   couldPay(key: Pick<CachedKey, 'id' | 'user_id'>, amount: number): Promise<boolean>;
   /** Writes this process's queued settlements: a read after it sees the caller's own charges. */

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Dialect } from '../../db/db.ts';
@@ -11,6 +11,7 @@ import { NOTHING_USED, type TextUsage } from '../../core/text/provider.ts';
 import { heldCall, movementOf, NO_COST, settleOp, usageRow, type CallMoney, type HeldCall, type HoldRequest, type TextOutcome } from './call-money.ts';
 import type { UsageCost } from '../billing/usage-cost.ts';
 import { writeTextMoneyCarefully } from './careful.ts';
+import { drainKeyFloats } from './drain.ts';
 import { TextFloat } from './float.ts';
 import { TextFloats } from './floats.ts';
 import { HoldAlreadySettled, keyIdOf, type TextMoneyOp, type TextSpend } from './ops.ts';
@@ -93,6 +94,14 @@ export class TextMoneyBook extends GroupCommit<TextMoneyOp> {
 
   pendingFor(who: PendingOf, db: Kysely<Database> = this.deps.db) {
     return pendingOf(db, who);
+  }
+
+  drainKey(trx: Transaction<Database>, keyId: string): Promise<void> {
+    return drainKeyFloats(trx, keyId);
+  }
+
+  keyChanged(keyId: string): void {
+    this.floats.drainKey(keyId);
   }
 
   async couldPay(key: Pick<CachedKey, 'id' | 'user_id'>, amount: number): Promise<boolean> {
