@@ -1,6 +1,6 @@
 import { badRequest } from '../../core/errors.ts';
 import { promptTokens as promptOf } from '../../core/usage.ts';
-import type { NativeRequest } from './native.schemas.ts';
+import type { GenerateContentRequest } from './native.schemas.ts';
 import type { FinishReason, TextMessage, TextPart, TextRequest, TextUsage } from '../../core/text/provider.ts';
 import { IMAGE_TOKENS } from '../../lib/tokens/tokens.ts';
 
@@ -10,7 +10,7 @@ export const DEFAULT_MAX_OUTPUT = 8192;
 const CATEGORIES = ['HARM_CATEGORY_HARASSMENT', 'HARM_CATEGORY_HATE_SPEECH', 'HARM_CATEGORY_SEXUALLY_EXPLICIT', 'HARM_CATEGORY_DANGEROUS_CONTENT'];
 const safe = () => CATEGORIES.map((category) => ({ category, probability: 'NEGLIGIBLE' }));
 
-function parts(raw: NativeRequest['contents'][number]['parts'], where: string): TextPart[] {
+function parts(raw: GenerateContentRequest['contents'][number]['parts'], where: string): TextPart[] {
   return raw.map((part, i) => {
     if (typeof part.text === 'string') return { type: 'text' as const, text: part.text };
     if (part.inlineData) {
@@ -21,7 +21,7 @@ function parts(raw: NativeRequest['contents'][number]['parts'], where: string): 
   });
 }
 
-export function fromNative(model: string, body: NativeRequest): TextRequest {
+export function fromNative(model: string, body: GenerateContentRequest): TextRequest {
   const messages: TextMessage[] = body.contents.map((content, i) => {
     const role = content.role ?? 'user';
     if (role !== 'user' && role !== 'model') throw badRequest(`contents[${i}].role must be user or model`);

@@ -9,6 +9,7 @@ import { declareSurface, GEMINI_SURFACE } from '../../http/surface.ts';
 import { clientGone, logStreamEnd, startSse } from '../../http/sse.ts';
 import { fromNative, nativeResponse } from './native.mapping.ts';
 import { NativeRequest, NativeResponse } from './native.schemas.ts';
+import { promptBody, protoFieldNames } from './native-body.ts';
 import type { TextCall } from './text-call.ts';
 import { countPromptTokens, generateText, streamText } from './text.service.ts';
 import type { TextChunk } from '../../core/text/provider.ts';
@@ -18,6 +19,9 @@ import { answerWire, wireTextCall } from './wire-call.ts';
 const everyUpstreamUnavailable = () => serviceUnavailable('Every upstream for this model is unavailable');
 
 const METHODS = ['generateContent', 'streamGenerateContent', 'countTokens'] as const;
+
+const BODY_NAMES =
+  'Body fields go by their JSON names (systemInstruction) or their proto names (system_instruction), as the Gemini API takes them; both spellings of one field are a 400. countTokens takes contents or generateContentRequest, exactly one.';
 
 // Two surfaces share one handler: our own `/v1beta/...`, answers wrapped in {code: 200, data},
 // and the Gemini API's own wire format under `/gemini/v1beta/...` (unwrapped), so the official
@@ -39,8 +43,8 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         url,
         {
           config,
-          preValidation: keyGuard(ctx, { model: pathModel }),
-          schema: { tags: ['text'], summary, security, querystring, body: NativeRequest, response: { 200: ok, ...ErrorResponses } },
+          preValidation: [keyGuard(ctx, { model: pathModel }), protoFieldNames],
+          schema: { tags: ['text'], summary, description: BODY_NAMES, security, querystring, body: NativeRequest, response: { 200: ok, ...ErrorResponses } },
         },
         async (request, reply) => {
           const target = (request.params as { '*': string })['*'];
@@ -53,17 +57,22 @@ export function nativeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           // answered as the format's JSON array, here of one whole chunk.
           // The wrapped surface takes the same way a call with tools or tool turns (its own
           // text-and-images answer could not carry them), its whole answers wrapped.
-          if ((shape === bare || usesTools(request.body as Json)) && method !== 'countTokens') {
+          const body = promptBody(method, request.body as NativeRequest);
+          if ((shape === bare || usesTools(body as Json)) && method !== 'countTokens') {
             const sse = method === 'streamGenerateContent' && (request.query as { alt?: string }).alt === 'sse';
-            const surface = { format: 'gemini', body: request.body as Json, model, stream: sse, endpoint: 'native', allDown: everyUpstreamUnavailable, wrap: shape } as const;
+            const surface = { format: 'gemini', body: body as Json, model, stream: sse, endpoint: 'native', allDown: everyUpstreamUnavailable, wrap: shape } as const;
             if (method === 'generateContent' || sse) return answerWire(ctx, request, reply, surface);
             const result = await generateText(ctx, await wireTextCall(request, surface), clientGone(reply));
             return shape([result.wireBody]);
           }
-          const text = fromNative(model, request.body as NativeRequest);
-          // Counting tokens calls no model and costs nothing: not a call to log.
-          if (method === 'countTokens') request.callEntry?.skip();
-          if (method === 'countTokens') return shape({ totalTokens: await countPromptTokens(ctx, text, request.apiKey!, clientGone(reply)) });
+          if (method === 'countTokens') {
+            // Counting tokens calls no model and costs nothing: not a call to log. A body with tools
+            // or tool turns is counted as generateContent would size it (its tools too).
+            request.callEntry?.skip();
+            const counted = usesTools(body as Json) ? (await wireTextCall(request, { format: 'gemini', body: body as Json, model, stream: false, endpoint: 'native', allDown: everyUpstreamUnavailable })).request : fromNative(model, body);
+            return shape({ totalTokens: await countPromptTokens(ctx, counted, request.apiKey!, clientGone(reply)) });
+          }
+          const text = fromNative(model, body);
           const call: TextCall = { key: request.apiKey!, endpoint: 'native', requestId: request.id, request: text, allDown: everyUpstreamUnavailable, log: request.callEntry, span: request.span };
           if (method === 'generateContent') {
             const result = await generateText(ctx, call, clientGone(reply));

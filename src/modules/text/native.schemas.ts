@@ -8,23 +8,42 @@ const Part = Type.Object(
   { additionalProperties: true },
 );
 
-// POST /v1beta/models/{model}:{method}: contents with text and inline images, plus the
-// optional fields of that format.
+const contents = (description?: string) =>
+  Type.Array(Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(Part, { minItems: 1 }) }, { additionalProperties: true }), { minItems: 1, ...(description ? { description } : {}) });
+
+// The optional fields of a generateContent body that the gateway reads itself; the others
+// (tools, toolConfig, ...) pass as they came.
+const Settings = {
+  systemInstruction: Type.Optional(Type.Object({ parts: Type.Array(Part) }, { additionalProperties: true })),
+  generationConfig: Type.Optional(
+    Type.Object(
+      {
+        maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
+        temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+        stopSequences: Type.Optional(Type.Array(Type.String(), { maxItems: 5 })),
+      },
+      { additionalProperties: true },
+    ),
+  ),
+  safetySettings: Type.Optional(Type.Array(Type.Object({ category: Type.String(), threshold: Type.String() }, { additionalProperties: true }))),
+};
+
+/** A whole generateContent body, as countTokens takes it in `generateContentRequest`. */
+const GenerateContentRequest = Type.Object(
+  { model: Type.Optional(Type.String({ description: 'models/{model}; the path names the model counted' })), contents: contents(), ...Settings },
+  { additionalProperties: true, description: 'countTokens only, instead of contents: a whole generateContent body, counted with its systemInstruction and tools' },
+);
+export type GenerateContentRequest = Static<typeof GenerateContentRequest>;
+
+// POST /v1beta/models/{model}:{method}: contents with text and inline images, plus the optional
+// fields of that format. countTokens takes `contents` alone or a whole body in
+// `generateContentRequest` (exactly one of them: checked by the route, as the other methods need
+// `contents`). Proto field names (snake_case) are renamed before this schema reads the body.
 export const NativeRequest = Type.Object(
   {
-    contents: Type.Array(Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(Part, { minItems: 1 }) }, { additionalProperties: true }), { minItems: 1 }),
-    systemInstruction: Type.Optional(Type.Object({ parts: Type.Array(Part) }, { additionalProperties: true })),
-    generationConfig: Type.Optional(
-      Type.Object(
-        {
-          maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
-          temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-          stopSequences: Type.Optional(Type.Array(Type.String(), { maxItems: 5 })),
-        },
-        { additionalProperties: true },
-      ),
-    ),
-    safetySettings: Type.Optional(Type.Array(Type.Object({ category: Type.String(), threshold: Type.String() }, { additionalProperties: true }))),
+    contents: Type.Optional(contents('required, but countTokens takes generateContentRequest instead')),
+    ...Settings,
+    generateContentRequest: Type.Optional(GenerateContentRequest),
   },
   { additionalProperties: true },
 );

@@ -1,4 +1,6 @@
 import type { Channel } from '../../core/channel.ts';
+import type { Json, WireCall } from '../../core/text/index.ts';
+import { FORMATS } from '../../formats/index.ts';
 import { badGateway, badRequest } from '../../core/errors.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
 import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../core/text/provider.ts';
@@ -18,6 +20,10 @@ function contents(request: TextRequest) {
     parts: m.parts.map((p) => (p.type === 'text' ? { text: p.text } : { inlineData: { mimeType: p.mediaType, data: p.data } })),
   }));
 }
+
+/** A wire call's body as generateContent would send it: the caller's own when it is in this format. */
+const countedBody = (wire: WireCall, model: string): Json =>
+  wire.format === 'gemini' && !wire.rewritten ? wire.body : FORMATS.gemini.encodeRequest(wire.request, model);
 
 const systemOf = (request: TextRequest) => request.passthrough?.systemInstruction ?? (request.system ? { parts: [{ text: request.system }] } : undefined);
 
@@ -133,10 +139,16 @@ export class GeminiText extends UpstreamText {
     yield { type: 'end', finish, stopSequence: null, usage: usageOf(usage, request, produced) };
   }
 
-  /** The Gemini API's own count; a system instruction needs the generateContentRequest form. */
+  /**
+   * The Gemini API's own count; a system instruction needs the generateContentRequest form, and so
+   * does a wire call (its tools and tool turns are counted as generateContent would send them).
+   */
   async countTokens(request: TextRequest, signal: CallSignal): Promise<number> {
     const system = systemOf(request);
-    const body = system ? { generateContentRequest: { model: `models/${request.model.replace(/^models\//, '')}`, contents: contents(request), systemInstruction: system } } : { contents: contents(request) };
+    const model = `models/${request.model.replace(/^models\//, '')}`;
+    const body = request.wire
+      ? { generateContentRequest: { ...countedBody(request.wire, request.model), model } }
+      : system ? { generateContentRequest: { model, contents: contents(request), systemInstruction: system } } : { contents: contents(request) };
     const response = await this.postWhole(this.pathOf(request, 'countTokens'), body, signal);
     if (response.statusCode >= 400) return refusal(response.statusCode, response);
     const total = (response.json() as CountTokensAnswer | null)?.totalTokens;
