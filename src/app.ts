@@ -55,27 +55,45 @@ const nextRequestId = () => `${REQUEST_ID_PREFIX}-${(++requestCounter).toString(
 // Postgres text cannot hold U+0000: a NUL in an id, a query value or a body string reached the
 // database and came back as a 500. No caller needs one, so it is refused up front on every backend.
 const NUL_REFUSED = 'Text must not contain the NUL character (U+0000)';
-function containsNul(body: unknown): boolean {
-  const pending = [body]; // a loop, not recursion: a deeply nested body must not overflow the stack
+// JSON.parse reads any depth without recursing, but JSON.stringify and the format translators
+// recurse: a tool schema 8,000 levels deep overflowed the stack (a 500). No request nests this deep.
+const MAX_DEPTH = 128;
+const TOO_DEEP = `The body is nested more than ${MAX_DEPTH} levels deep`;
+
+/** What is wrong with a parsed body as a whole (a NUL anywhere, or too deep), in one walk. */
+function bodyProblem(body: unknown): string | undefined {
+  // A loop, not recursion: the walk itself must not overflow the stack.
+  const pending = [body];
+  const depths = [0];
   while (pending.length > 0) {
     const value = pending.pop();
+    const depth = depths.pop()!;
     if (typeof value === 'string') {
-      if (value.includes('\0')) return true;
-    } else if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) pending.push(value[i]);
+      if (value.includes('\0')) return NUL_REFUSED;
     } else if (value !== null && typeof value === 'object') {
+      if (depth >= MAX_DEPTH) return TOO_DEEP;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) {
+          pending.push(value[i]);
+          depths.push(depth + 1);
+        }
+        continue;
+      }
       // Parsed JSON: plain objects whose keys are all their own, so for...in sees exactly those
       // (Object.entries made an array per object on every request).
       for (const key in value) {
-        if (key.includes('\0')) return true;
+        if (key.includes('\0')) return NUL_REFUSED;
         pending.push((value as Record<string, unknown>)[key]);
+        depths.push(depth + 1);
       }
     }
   }
-  return false;
+  return undefined;
 }
-const refuseNulBody = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) =>
-  done(containsNul(request.body) ? badRequest(NUL_REFUSED) : undefined);
+const refuseBadBody = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+  const problem = bodyProblem(request.body);
+  done(problem ? badRequest(problem) : undefined);
+};
 
 /**
  * No pino child per request (a measurable share of a cheap request): the few lines we log carry
@@ -162,7 +180,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // The body check goes only on routes that can take a body, after their own guards.
   app.addHook('onRoute', (route) => {
     if ([route.method].flat().every((method) => method === 'GET' || method === 'HEAD')) return;
-    route.preValidation = [route.preValidation ?? []].flat().concat(refuseNulBody);
+    route.preValidation = [route.preValidation ?? []].flat().concat(refuseBadBody);
   });
   const accessLog = ctx.logger.isLevelEnabled('info');
   app.addHook('onResponse', (request, reply, done) => {

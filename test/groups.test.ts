@@ -168,6 +168,10 @@ describe(`customer groups [${backendName}]`, () => {
       await t.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: narrow.auth, payload: { model: 'chatgen-4-sonnet', messages: [{ role: 'user', content: 'hi' }] } }),
       await t.app.inject({ method: 'POST', url: '/v1/responses', headers: narrow.auth, payload: { model: 'chatgen-4-sonnet', input: 'hi' } }),
       await t.app.inject({ method: 'POST', url: '/gemini/v1beta/models/textgen-2.5-flash:generateContent', headers: { 'x-goog-api-key': narrow.key }, payload: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] } }),
+      // Counting tokens is free, but a model the group may not use is not counted either.
+      await t.app.inject({ method: 'POST', url: '/v1/messages/count_tokens', headers: { 'x-api-key': narrow.key }, payload: { model: 'chatgen-4-sonnet', messages: [{ role: 'user', content: 'hi' }] } }),
+      await t.app.inject({ method: 'POST', url: '/gemini/v1beta/models/textgen-2.5-pro:countTokens', headers: { 'x-goog-api-key': narrow.key }, payload: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] } }),
+      await t.app.inject({ method: 'POST', url: '/v1beta/models/textgen-2.5-flash:countTokens', headers: narrow.auth, payload: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] } }),
       await t.app.inject({ method: 'POST', url: '/v1/images/generations', headers: narrow.auth, payload: IMAGE }),
       await t.app.inject({ method: 'POST', url: '/v1/videos/generations', headers: narrow.auth, payload: VIDEO }),
     ];

@@ -85,6 +85,39 @@ describe(`hostile input [${backendName}]`, () => {
     expect((await t.app.inject({ method: 'GET', url: '/admin/keys?user_id=%2500', headers: adminHeaders })).statusCode).toBe(200);
   });
 
+  it('a body nested thousands of levels deep: a 400 in each text surface\'s envelope, never a stack overflow (500)', async () => {
+    const account = await seedAccount(t.ctx, 1, { unlimited: true, rate_limit_rpm: 1000 });
+    const nest = (levels: number) => `${'{"type":"array","items":'.repeat(levels)}{"type":"string"}${'}'.repeat(levels)}`;
+    const tool = (levels: number) => `{"name":"t","input_schema":{"type":"object","properties":{"a":${nest(levels)}}}}`;
+    const messages = (levels: number) => `{"model":"chatgen-4-sonnet","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"tools":[${tool(levels)}]}`;
+    const surfaces = [
+      { url: '/v1/messages', body: messages(8000), error: (j: any) => j.error.type },
+      { url: '/v1/messages/count_tokens', body: messages(8000), error: (j: any) => j.error.type },
+      { url: '/v1/chat/completions', body: `{"model":"chatgen-4-sonnet","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":${nest(8000)}}}}`, error: (j: any) => j.error.type },
+      { url: '/v1/responses', body: `{"model":"chatgen-4-sonnet","input":"hi","tools":[{"type":"function","name":"f","parameters":${nest(8000)}}]}`, error: (j: any) => j.error.type },
+      { url: '/gemini/v1beta/models/textgen-2.5-flash:generateContent', body: `{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":${'{"a":'.repeat(8000)}1${'}'.repeat(8000)}}}]}]}`, error: (j: any) => j.error.status },
+    ];
+    for (const surface of surfaces) {
+      const res = await post(surface.url, surface.body, { ...account.auth, 'x-api-key': account.key, 'x-goog-api-key': account.key });
+      expect(res.statusCode, surface.url).toBe(400);
+      expect(res.body, surface.url).toContain('nested more than 128 levels');
+      expect(surface.error(res.json()), surface.url).toMatch(/invalid_request_error|INVALID_ARGUMENT/);
+    }
+    // A schema a hundred levels deep is an ordinary call.
+    expect((await post('/v1/messages', messages(100), { 'x-api-key': account.key })).statusCode).toBe(200);
+  });
+
+  it('an output ceiling whose price no ledger integer holds (max_tokens 1e15): a 402, not a 500', async () => {
+    const account = await seedAccount(t.ctx, 1, { unlimited: true, rate_limit_rpm: 1000 });
+    for (const ceiling of ['1000000000000000', '1e308']) {
+      const messages = await post('/v1/messages', `{"model":"chatgen-4-sonnet","max_tokens":${ceiling},"messages":[{"role":"user","content":"hi"}]}`, { 'x-api-key': account.key });
+      expect(messages.statusCode, ceiling).toBe(402);
+      expect(messages.json()).toMatchObject({ type: 'error', error: { type: 'payment_required' } });
+      const responses = await post('/v1/responses', `{"model":"chatgen-4-sonnet","max_output_tokens":${ceiling},"input":"hi"}`, account.auth);
+      expect(responses.statusCode, ceiling).toBe(402);
+    }
+  });
+
 });
 
 /** Writes raw bytes to the server and reads until it closes: for requests no HTTP client would send. */

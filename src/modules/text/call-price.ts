@@ -28,6 +28,9 @@ export function pricedFor(ctx: AppContext, key: CachedKey, model: string): Prici
 export function holdFor(ctx: AppContext, call: TextCall, promptTokens: number): CallMoney | Promise<CallMoney> {
   const { model, maxTokens } = call.request;
   const amount = pricedFor(ctx, call.key, model).tokenUnits(model, promptTokens, maxTokens);
+  // An output ceiling so large that its price is past any integer the ledger keeps (max_tokens 1e15)
+  // is more than any account holds.
+  if (!Number.isSafeInteger(amount)) throw asPaymentRequired(new InsufficientFunds('account'), call);
   const money = ctx.textMoney.hold({ key: call.key, model, endpoint: call.endpoint, requestId: call.requestId, amount });
   return money instanceof Promise ? money.catch((err) => Promise.reject(asPaymentRequired(err, call))) : money;
 }
