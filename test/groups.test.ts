@@ -136,7 +136,7 @@ describe(`customer groups [${backendName}]`, () => {
   });
 
   it("an override beats the multiplier; GET /v1/models shows each account's own prices, which are what it is charged", async () => {
-    await saveGroup({ name: 'dear-images', multiplier: 0.5, prices: { 'imggen-2': { per_image: { '1k': 0.1, '2k': 0.2 } } } });
+    await saveGroup({ name: 'dear-images', multiplier: 0.5, prices: { 'imggen-2': { per_image: { '1k': 0.1, '2k': 0.2, '4k': 0.4 } } } });
     const dear = await accountIn('dear-images');
     expect((await task(dear, '/v1/images/generations', IMAGE)).cost).toBe(100_000);
     expect((await task(dear, '/v1/videos/generations', VIDEO)).cost).toBe(25_000);
@@ -149,7 +149,7 @@ describe(`customer groups [${backendName}]`, () => {
     const [forPlain, forHalf, forDear] = await Promise.all([models(plain), models(half), models(dear)]);
     expect(forPlain['imggen-2']).toEqual({ per_image: { '1k': 0.02, '2k': 0.04, '4k': 0.08 } });
     expect(forHalf['imggen-2']).toEqual({ per_image: { '1k': 0.01, '2k': 0.02, '4k': 0.04 } });
-    expect(forDear['imggen-2']).toEqual({ per_image: { '1k': 0.1, '2k': 0.2 } });
+    expect(forDear['imggen-2']).toEqual({ per_image: { '1k': 0.1, '2k': 0.2, '4k': 0.4 } });
     expect(forHalf['chatgen-4-sonnet']).toMatchObject({ per_token: { input_per_million: 1.5, output_per_million: 7.5 } });
     // What the listed prices quote is what each account was charged above.
     const listed = (table: Record<string, unknown>) => new Pricing({ models: table as never });

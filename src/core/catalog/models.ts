@@ -37,6 +37,8 @@ export interface ImageModel {
   resultTtlHours?: number;
   /** imggen-2-official's own fields: quality, background, moderation, mask_url. */
   official: boolean;
+  /** Billed by the tokens its upstream counts (a per_token price), not per image (per_image). */
+  perToken: boolean;
 }
 
 export interface VideoModel {
@@ -56,12 +58,13 @@ export interface VideoModel {
   roles: string[];
 }
 
-const image = (m: Omit<ImageModel, 'kind' | 'aliases' | 'downgraded' | 'official' | 'freeSize'> & Partial<ImageModel>): ImageModel => ({
+const image = (m: Omit<ImageModel, 'kind' | 'aliases' | 'downgraded' | 'official' | 'freeSize' | 'perToken'> & Partial<ImageModel>): ImageModel => ({
   kind: 'image',
   aliases: [],
   downgraded: [],
   official: false,
   freeSize: false,
+  perToken: false,
   ...m,
 });
 
@@ -108,8 +111,11 @@ export const MODELS: (ImageModel | VideoModel)[] = [
   image({ id: 'imgart-5-0-lite', ratios: COMMON_RATIOS, resolutions: ['2k', '3k'], defaultResolution: '2k', n: [1, 4], maxReferences: 10, formats: ['png', 'jpeg'], resultTtlHours: 72 }),
   image({ id: 'imgflash-3.1-preview', aliases: ['imgflash-ext', 'imgflash', 'imgflash-3.1-preview-official'], ratios: [...COMMON_RATIOS, '1:4', '4:1', '1:8', '8:1'], resolutions: ['1k', '2k', '4k'], defaultResolution: '1k', n: [1, 4], maxReferences: 14, formats: ['png', 'jpeg', 'webp'] }),
   image({ id: 'imgpro-3-preview', aliases: ['imgpro-ext'], ratios: COMMON_RATIOS, resolutions: ['1k', '2k'], defaultResolution: '1k', n: [1, 4], maxReferences: 14, formats: ['png', 'jpeg', 'webp'], resultTtlHours: 24 }),
-  image({ id: 'imglite-3.1', aliases: ['imglite'], ratios: COMMON_RATIOS, resolutions: ['1k'], defaultResolution: '1k', downgraded: ['2k', '4k', '0.5k'], n: [1, 4], maxReferences: 14, formats: ['png', 'jpeg', 'webp'] }),
+  image({ id: 'imglite-3.1', aliases: ['imglite'], ratios: COMMON_RATIOS, resolutions: ['1k'], defaultResolution: '1k', downgraded: ['2k', '4k', '0.5k'], n: [1, 4], maxReferences: 14, formats: ['png', 'jpeg', 'webp'], perToken: true }),
 ];
+
+/** The `quality` values an official model takes (imggen-2-official); its price may differ by them. */
+export const IMAGE_QUALITIES = ['auto', 'low', 'medium', 'high'] as const;
 
 export const DEFAULT_IMAGE_MODEL = 'imggen-2-official';
 

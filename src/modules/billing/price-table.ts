@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/types.ts';
 import { badRequest } from '../../core/errors.ts';
 import { allModelIds } from '../../core/catalog/models.ts';
-import { Pricing, PricingError, parsePricing, readPricingFile, type PricingFile } from './pricing.ts';
+import { Pricing, PricingError, assertPrices, parsePricing, readPricingFile, type PricingFile } from './pricing.ts';
 
 // Prices start from PRICING_FILE; an operator may replace them at run time (console or PUT
 // /admin/prices). The replacement is stored in the database so every process, and the next start,
@@ -33,6 +33,10 @@ export class PriceTable {
     clearInterval(this.timer);
   }
 
+  /**
+   * A stored table is checked for its shape only: save() checked it in full, and one stored before
+   * those checks existed keeps serving (as it did) rather than stopping the gateway at start.
+   */
   async sync(): Promise<void> {
     const row = await this.db.selectFrom('meta').select('value').where('name', '=', META_NAME).executeTakeFirst();
     const stored = row?.value;
@@ -50,6 +54,7 @@ export class PriceTable {
     let table: PricingFile;
     try {
       table = parsePricing(value, 'prices');
+      assertPrices(table, 'prices');
       new Pricing(table).assertCovers(allModelIds());
     } catch (err) {
       if (err instanceof PricingError) throw badRequest(err.message.replace('PRICING_FILE', 'prices'));

@@ -6,6 +6,7 @@ import { projectRoot } from '../../lib/project-root.ts';
 import type { UsageClasses } from '../../core/usage.ts';
 import { costByClass, type UsageCost } from './usage-cost.ts';
 import { AboveTokens, ModelPrice, PerToken, PricingFile } from './price-schema.ts';
+import { priceProblem } from './price-rules.ts';
 
 // Prices are data: a JSON file the operator can replace (PRICING_FILE). They are read once at start
 // and turned into integer ledger units, so no float ever reaches a balance.
@@ -26,6 +27,18 @@ export function parsePricing(value: unknown, source: string): PricingFile {
     throw new PricingError(`${source}: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`);
   }
   return value;
+}
+
+/**
+ * Checks that every model's price can quote every call the catalogue allows, at a sane amount
+ * (price-rules.ts); the error names the model and field. Tables are checked this way where they
+ * come in (PRICING_FILE, PUT /admin/prices, a group's prices).
+ */
+export function assertPrices(table: PricingFile, source: string): void {
+  for (const [model, price] of Object.entries(table.models)) {
+    const problem = priceProblem(`/models/${model}`, model, price);
+    if (problem) throw new PricingError(`${source}: ${problem}`);
+  }
 }
 
 const KNOWN: Record<string, readonly string[]> = {
@@ -56,7 +69,9 @@ export function readPricingFile(file = DEFAULT_PRICING_FILE): PricingFile {
   } catch (err) {
     throw new PricingError(`PRICING_FILE ${file}: ${err instanceof Error ? err.message : err}`);
   }
-  return parsePricing(parsed, `PRICING_FILE ${file}`);
+  const table = parsePricing(parsed, `PRICING_FILE ${file}`);
+  assertPrices(table, `PRICING_FILE ${file}`);
+  return table;
 }
 
 export function loadPricing(file = DEFAULT_PRICING_FILE): Pricing {

@@ -1,7 +1,7 @@
 import { badRequest } from '../../core/errors.ts';
 import type { ImageRequest } from '../images/images.schemas.ts';
 import type { ImageParams } from '../../core/task-params.ts';
-import { DEFAULT_IMAGE_MODEL, resolveModel, type ImageModel } from '../../core/catalog/models.ts';
+import { DEFAULT_IMAGE_MODEL, IMAGE_QUALITIES, resolveModel, type ImageModel } from '../../core/catalog/models.ts';
 import { imagePixelSize } from '../../core/catalog/pixels.ts';
 import { atMost, atMostCharacters, inRange, lower, mediaUrl, oneOf } from './rule-kit.ts';
 
@@ -65,7 +65,7 @@ export function normalizeImageRequest(body: ImageRequest): ImageParams {
 function officialFields(body: ImageRequest) {
   const background = oneOf('background', body.background ?? 'auto', ['auto', 'opaque', 'transparent']);
   const out: Partial<ImageParams> = {
-    quality: oneOf('quality', body.quality ?? 'auto', ['auto', 'low', 'medium', 'high']),
+    quality: oneOf('quality', body.quality ?? 'auto', IMAGE_QUALITIES),
     // Transparent backgrounds are not offered: silently produced as `auto`.
     background: background === 'transparent' ? 'auto' : background,
     moderation: oneOf('moderation', body.moderation ?? 'auto', ['auto', 'low']),

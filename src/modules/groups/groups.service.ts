@@ -3,8 +3,9 @@ import { badRequest, notFound } from '../../core/errors.ts';
 import { allModelIds } from '../../core/catalog/models.ts';
 import type { ModelPrice } from '../billing/price-schema.ts';
 import { parsePricing, PricingError } from '../billing/pricing.ts';
+import { priceProblem } from '../billing/price-rules.ts';
 import { getUser } from '../accounts/accounts.repo.ts';
-import { DEFAULT_GROUP } from './group-prices.ts';
+import { DEFAULT_GROUP, scalePrice } from './group-prices.ts';
 import { groupExists, listGroups, putGroup, setUserGroup, type GroupRow } from './groups.repo.ts';
 
 // The operator's side of groups: define one (create or replace by name), list them, move an account.
@@ -28,7 +29,7 @@ const view = (row: Omit<GroupRow, 'updated_at'> & { updated_at?: number }) => ({
 const known = (ctx: Ctx, model: string) => ctx.pricing.has(model) || allModelIds().includes(model);
 
 /** Each override is checked as the price table checks a model (billing/price-schema.ts); a model no table knows is a 400. */
-function checkedPrices(ctx: Ctx, prices: Record<string, unknown>): Record<string, ModelPrice> {
+function parsedPrices(ctx: Ctx, prices: Record<string, unknown>): Record<string, ModelPrice> {
   const out: Record<string, ModelPrice> = {};
   for (const [model, price] of Object.entries(prices)) {
     if (!known(ctx, model)) throw badRequest(`prices/${model}: no such model`);
@@ -42,12 +43,32 @@ function checkedPrices(ctx: Ctx, prices: Record<string, unknown>): Record<string
   return out;
 }
 
+/**
+ * What the group's accounts would pay, model by model, checked as a price table is
+ * (billing/price-rules.ts): an override replaces the model's whole price, so it alone must cover
+ * every tier; any other model costs its base price times the multiplier, which must stay under the
+ * same maxima. A base price that is itself refused is the table's problem, not the group's.
+ */
+function checkedPrices(ctx: Ctx, prices: Record<string, unknown>, multiplier: number): Record<string, ModelPrice> {
+  const overrides = parsedPrices(ctx, prices);
+  for (const [model, price] of Object.entries(overrides)) {
+    const problem = priceProblem(`prices/${model}`, model, price);
+    if (problem) throw badRequest(problem);
+  }
+  for (const [model, base] of Object.entries(ctx.pricing.table().models)) {
+    if (overrides[model] || priceProblem('', model, base)) continue;
+    const problem = priceProblem(model, model, scalePrice(base, multiplier));
+    if (problem) throw badRequest(`multiplier: ${multiplier} times the base prices: ${problem}`);
+  }
+  return overrides;
+}
+
 export async function saveGroup(ctx: Ctx, input: GroupInput) {
   if (input.name === DEFAULT_GROUP) throw badRequest('name: the default group is the price table as it is and cannot be changed');
   const models = [...new Set(input.models ?? [])];
   const unknownModel = models.find((m) => !known(ctx, m));
   if (unknownModel) throw badRequest(`models: no such model ${unknownModel}`);
-  const row = { name: input.name, multiplier: input.multiplier, models, prices: checkedPrices(ctx, input.prices ?? {}) };
+  const row = { name: input.name, multiplier: input.multiplier, models, prices: checkedPrices(ctx, input.prices ?? {}, input.multiplier) };
   await putGroup(ctx.db, row);
   await ctx.groups.sync();
   return view(row);
