@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { ReferenceRules } from './core/provider-settings.ts';
-import type { BillingUnit } from './lib/money.ts';
+import { MAX_BALANCE_USD, type BillingUnit } from './lib/money.ts';
 // Configuration is read once from the environment into a frozen object. An invalid value stops the
 // process at start with a message naming the variable, instead of failing later mid-request.
 
@@ -448,6 +448,8 @@ function topups(env: Env, billingUnit: BillingUnit, creditsPerUsd: number): Conf
   const min = amount(env, 'TOPUP_MIN', 5 * usd);
   const max = amount(env, 'TOPUP_MAX', 1000 * usd);
   if (max < min) throw new ConfigError('TOPUP_MAX', `must not be below TOPUP_MIN (${min}), got ${max}`);
+  // No single top-up may be more than a balance may hold (lib/money.ts).
+  if (max > MAX_BALANCE_USD * usd) throw new ConfigError('TOPUP_MAX', `must be at most ${MAX_BALANCE_USD * usd}, the most a balance may hold, got ${max}`);
   if (secret === undefined) return undefined;
   if (webhookSecret === undefined) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'must be set with STRIPE_SECRET_KEY: without it no payment is ever credited');
   const protocol = base.protocol === 'http:' ? 'http' : 'https';

@@ -3,6 +3,8 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getUser } from '../src/modules/accounts/accounts.repo.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
+import { debit } from '../src/modules/billing/ledger.ts';
+import { MAX_BALANCE_UNITS } from '../src/lib/money.ts';
 import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startFakeStripe, type FakeStripe } from './support/fake-stripe.ts';
 
@@ -196,6 +198,23 @@ describe(`top-ups with Stripe Checkout [${backendName}]`, () => {
     expect(await balanceOf(h.userId)).toBe(0);
     await delivered(completed);
     await expectState(h, 30, { id, status: 'paid' });
+  });
+
+  it('a top-up past the balance maximum is refused at checkout; one paid meanwhile waits (503) until the account has spent', async () => {
+    const h = await holder();
+    const { id, sessionId } = await startTopup(h, 50);
+    const near = await t.app.inject({ method: 'POST', url: `/admin/users/${h.userId}/topup`, headers: adminHeaders, payload: { amount: 999_999_990 } });
+    expect(near.statusCode, near.body).toBe(200);
+    const refused = await t.app.inject({ method: 'POST', url: '/console/api/topups', headers: h.headers, payload: { amount: 20 } });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error.message).toBe('amount: the balance would go above its maximum of 1000000000');
+    const completed = stripe.pay(sessionId);
+    expect((await deliver(completed)).status).toBe(503);
+    expect(await balanceOf(h.userId)).toBe(MAX_BALANCE_UNITS - 10 * USD);
+    await t.ctx.db.transaction().execute((trx) => debit(trx, 'charge', { userId: h.userId, amount: 100 * USD, note: 'spent' }));
+    await delivered(completed);
+    await expectState(h, 999_999_940, { id, status: 'paid' });
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
   });
 
   it('a bad signature is a 400 and changes nothing', async () => {

@@ -1,6 +1,17 @@
 // Money is integer ledger units: 1 USD = 1,000,000 units. Floats exist only at the JSON edge.
 export const UNITS_PER_USD = 1_000_000;
 
+/**
+ * The most a balance or a key's quota may hold: USD 1,000,000,000, 1e15 units. Balances and ledger
+ * sums are read into doubles, which hold integers exactly only up to 2^53 (about 9.007e15): below
+ * this maximum every credit and its ledger row stay exact, and what a refund can add on top (at most
+ * what is held, itself paid out of a balance under the maximum) still leaves a wide margin.
+ */
+export const MAX_BALANCE_USD = 1_000_000_000;
+export const MAX_BALANCE_UNITS = MAX_BALANCE_USD * UNITS_PER_USD;
+/** How the maximum reads in the API's descriptions. */
+export const MAX_BALANCE_NOTE = `a balance or quota holds at most ${MAX_BALANCE_USD} USD (with BILLING_UNIT=credits, that times CREDITS_PER_USD)`;
+
 /** BILLING_UNIT: the unit balances, costs and quotas are shown and typed in. */
 export type BillingUnit = 'usd' | 'credits';
 

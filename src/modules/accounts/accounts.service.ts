@@ -3,8 +3,9 @@ import type { KeyStatus } from '../../core/key.ts';
 import type { ApiKey, User } from '../../db/types.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { fromBalance, toBalance, toCredits } from '../../lib/money.ts';
+import { toBalance, toCredits } from '../../lib/money.ts';
 import { adjustKeyQuota, topUp } from '../billing/ledger.ts';
+import { credited, units } from './amounts.ts';
 import { getUser, insertUser, listUsers, updateAlert } from './accounts.repo.ts';
 import type { Pending } from '../text-money/index.ts';
 import { acceptAlertUrl } from '../webhooks/balance-alerts.ts';
@@ -74,12 +75,7 @@ export type KeyWriter = 'operator' | 'account';
 
 const policyFields = (input: Partial<KeyPolicy>) => input.models !== undefined || input.allowed_ips !== undefined || input.expires_at !== undefined;
 
-/** Amounts arrive in the configured balance unit; a value that rounds to fractions of a unit is refused. */
-export function units(ctx: Pick<AppContext, 'config'>, field: string, amount: number): number {
-  const value = fromBalance(amount, ctx.config);
-  if (!Number.isSafeInteger(value) || value < 0) throw badRequest(`${field} must be a non-negative amount`);
-  return value;
-}
+export { units } from './amounts.ts';
 
 export async function createUser(ctx: Ctx, input: { name: string; balance?: number }) {
   const id = newId('usr');
@@ -95,7 +91,7 @@ export async function topUpUser(ctx: Ctx, userId: string, amount: number, note?:
   const value = units(ctx, 'amount', amount);
   if (value === 0) throw badRequest('amount must be greater than 0');
   if (!(await getUser(ctx.db, userId))) throw notFound(`No user ${userId}`);
-  await ctx.db.transaction().execute((trx) => topUp(trx, { userId, amount: value, note: note ?? 'top-up' }));
+  await credited(ctx, 'amount', () => ctx.db.transaction().execute((trx) => topUp(trx, { userId, amount: value, note: note ?? 'top-up' })));
   return (await userViews(ctx, [(await getUser(ctx.db, userId))!]))[0]!;
 }
 
@@ -139,7 +135,7 @@ export async function createKey(ctx: Ctx, input: NewKeyInput, by: KeyWriter = 'o
   const secret = generateKeySecret();
   const id = newId('key');
   const now = Date.now();
-  await ctx.db.transaction().execute(async (trx) => {
+  await credited(ctx, 'quota', () => ctx.db.transaction().execute(async (trx) => {
     await insertKey(trx, {
       id,
       user_id: input.user_id,
@@ -159,7 +155,7 @@ export async function createKey(ctx: Ctx, input: NewKeyInput, by: KeyWriter = 'o
       policy_ceiling: by === 'operator' && policyFields(input) ? JSON.stringify(policy) : null,
     });
     if (quota > 0) await adjustKeyQuota(trx, { userId: input.user_id, keyId: id, delta: quota, amount: 0, note: 'initial quota' });
-  });
+  }));
   return { ...keyView(ctx, (await getKey(ctx.db, id))!), key: secret.plaintext };
 }
 
@@ -184,7 +180,7 @@ export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges, by: K
   const target = changes.quota === undefined ? undefined : units(ctx, 'quota', changes.quota);
   // This process's calls' spends still queued would land after the drain below as overruns of the new quota.
   if (target !== undefined) await ctx.textMoney.flush();
-  const key = await ctx.db.transaction().execute(async (trx) => {
+  const key = await credited(ctx, 'quota', () => ctx.db.transaction().execute(async (trx) => {
     // Read under the row lock: a key read before it may have paid for submits since, and a change
     // worked out from that read would be a debit it can no longer pay.
     // A quota set binds from now: the key's floats give back what they hold first (before the key's
@@ -213,7 +209,7 @@ export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges, by: K
     // Read before the commit: the answer is the key as this change left it, whatever spends next.
     const changed = (await getKey(trx, id))!;
     return { hash: changed.key_hash, view: keyView(ctx, changed, (await ctx.textMoney.pendingFor({ keyIds: [id] }, trx)).get(id)) };
-  });
+  }));
   await ctx.keyCache.announce(key.hash, id);
   ctx.textMoney.keyChanged(id);
   ctx.quotas.changed([id]);

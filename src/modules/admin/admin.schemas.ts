@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
+import { MAX_BALANCE_NOTE } from '../../lib/money.ts';
 
 // Every write body takes only its documented fields: anything else is a 400 naming it, never a column.
 const closed = { additionalProperties: false } as const;
 
-const Amount = Type.Number({ minimum: 0, maximum: 1e12, description: 'In the configured balance unit (USD or credits)' });
+const Amount = Type.Number({ minimum: 0, description: `In the configured balance unit (USD or credits); ${MAX_BALANCE_NOTE}` });
 
 export const CreateUserBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -11,7 +12,7 @@ export const CreateUserBody = Type.Object({
 }, closed);
 
 export const TopUpBody = Type.Object({
-  amount: Type.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'In the configured balance unit' }),
+  amount: Type.Number({ exclusiveMinimum: 0, description: `In the configured balance unit; the balance after it too: ${MAX_BALANCE_NOTE}` }),
   note: Type.Optional(Type.String({ maxLength: 500 })),
 }, closed);
 
@@ -111,7 +112,7 @@ export const UpdateKeyBody = Type.Object({
   ...PolicyFields,
 }, closed);
 
-// Each model's prices are checked against the pricing schema when saved (billing/price-table.ts).
+// Each model's prices are checked when saved: their shape (billing/price-schema.ts) and that they quote every call the catalogue allows at a sane amount (billing/price-rules.ts).
 export const PricesBody = Type.Object({ models: Type.Record(Type.String(), Type.Unknown()) }, closed);
 
 export const KeysQuery = Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 100 }) });

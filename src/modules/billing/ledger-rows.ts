@@ -7,6 +7,13 @@ export class InsufficientFunds extends Error {
   }
 }
 
+/** A credit refused because it would take a balance or quota above MAX_BALANCE_UNITS (lib/money.ts). */
+export class AboveMaximum extends Error {
+  constructor(readonly payer: 'account' | 'key') {
+    super(payer === 'account' ? 'The balance would go above its maximum' : 'The quota would go above its maximum');
+  }
+}
+
 export interface Movement {
   userId: string;
   /** The key the money moves through; its usage is tracked even when it is unlimited. */

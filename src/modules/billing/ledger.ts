@@ -1,14 +1,15 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, LedgerKind } from '../../db/types.ts';
 import { debitMany, refundMany } from './ledger-batch.ts';
-import { assertAmount, InsufficientFunds, ledgerRow, type Deltas, type Movement } from './ledger-rows.ts';
+import { MAX_BALANCE_UNITS } from '../../lib/money.ts';
+import { AboveMaximum, assertAmount, InsufficientFunds, ledgerRow, type Deltas, type Movement } from './ledger-rows.ts';
 
 // The only code that changes balances. Each function writes the ledger row in the same transaction
 // as the balance columns, and every debit is a conditional UPDATE of the rows it touches, so parallel
 // requests on any number of processes can never spend money that is not there.
 
 export { applyMany, debitMany, refundMany, type LedgerOp } from './ledger-batch.ts';
-export { InsufficientFunds, type Movement } from './ledger-rows.ts';
+export { AboveMaximum, InsufficientFunds, type Movement } from './ledger-rows.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -27,14 +28,20 @@ export async function refund(trx: Transaction<Database>, m: Movement): Promise<v
   await refundMany(trx, [m]);
 }
 
-/** Adds money to an account (an operator's top-up). */
+/**
+ * Adds money to an account (a top-up, a code, a sign-up credit). Throws AboveMaximum, having changed
+ * nothing, when the balance would go above MAX_BALANCE_UNITS: the UPDATE's own condition decides, so
+ * parallel credits cannot pass it together. The caller has made sure the account exists.
+ */
 export async function topUp(trx: Transaction<Database>, m: Movement): Promise<void> {
   assertAmount(m.amount);
-  await trx
+  const result = await trx
     .updateTable('users')
     .set((eb) => ({ balance: eb('balance', '+', m.amount), updated_at: Date.now() }))
     .where('id', '=', m.userId)
-    .execute();
+    .where('balance', '<=', MAX_BALANCE_UNITS - m.amount)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw new AboveMaximum('account');
   await writeRow(trx, 'topup', m, { balance: m.amount, used: 0, keyRemain: 0, keyUsed: 0 });
 }
 
@@ -53,7 +60,7 @@ export async function takeBack(trx: Transaction<Database>, m: Movement): Promise
   await writeRow(trx, 'reversal', m, { balance: -m.amount, used: 0, keyRemain: 0, keyUsed: 0 });
 }
 
-/** Changes a limited key's remaining quota by a signed amount (never below zero). */
+/** Changes a limited key's remaining quota by a signed amount (never below zero, never above MAX_BALANCE_UNITS). */
 export async function adjustKeyQuota(trx: Transaction<Database>, m: Movement & { delta: number }): Promise<void> {
   if (!Number.isSafeInteger(m.delta)) throw new Error(`quota delta must be an integer: ${m.delta}`);
   const result = await trx
@@ -61,7 +68,8 @@ export async function adjustKeyQuota(trx: Transaction<Database>, m: Movement & {
     .set((eb) => ({ quota_remain: eb('quota_remain', '+', m.delta), updated_at: Date.now() }))
     .where('id', '=', m.keyId!)
     .where('quota_remain', '>=', -m.delta)
+    .$if(m.delta > 0, (qb) => qb.where('quota_remain', '<=', MAX_BALANCE_UNITS - m.delta))
     .executeTakeFirst();
-  if (result.numUpdatedRows === 0n) throw new InsufficientFunds('key');
+  if (result.numUpdatedRows === 0n) throw m.delta > 0 ? new AboveMaximum('key') : new InsufficientFunds('key');
   await writeRow(trx, 'key_quota', m, { balance: 0, used: 0, keyRemain: m.delta, keyUsed: 0 });
 }

@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
+import { MAX_BALANCE_NOTE } from '../../lib/money.ts';
 
 // Redemption codes: an operator makes a batch, an account holder redeems a code for its amount.
 const closed = { additionalProperties: false } as const;
 
 export const CreateCodesBody = Type.Object({
-  amount: Type.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'What each code credits, in the configured balance unit' }),
+  amount: Type.Number({ exclusiveMinimum: 0, description: `What each code credits, in the configured balance unit; a redemption that would take the balance above the maximum is refused: ${MAX_BALANCE_NOTE}` }),
   count: Type.Integer({ minimum: 1, maximum: 1000, description: 'How many codes to make' }),
   uses: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'How many accounts each code may credit (each once); default 1' })),
   expires_at: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 100_000_000_000 }), Type.Null()], { description: 'Unix seconds after which the codes are refused; null = never' })),

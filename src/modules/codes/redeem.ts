@@ -3,6 +3,7 @@ import type { RedeemCode } from '../../db/types.ts';
 import { forbidden, notFound, rateLimited } from '../../core/errors.ts';
 import { toBalance, toCredits } from '../../lib/money.ts';
 import { topUp } from '../billing/ledger.ts';
+import { credited } from '../accounts/amounts.ts';
 import { codeHash } from './code-secret.ts';
 import { findCodeByHash, getCode, hasRedeemed, insertRedemption, takeUse } from './codes.repo.ts';
 
@@ -35,11 +36,12 @@ async function credit(ctx: Ctx, userId: string, plain: string) {
   const early = refusal(code, now);
   if (early) throw early;
   // Written first, then the code's row, then the account's: every redemption takes its locks in one order.
-  await ctx.db.transaction().execute(async (trx) => {
+  // A code that would take the balance above its maximum is refused whole: no use taken, no row.
+  await credited(ctx, 'code', () => ctx.db.transaction().execute(async (trx) => {
     if (!(await insertRedemption(trx, code.id, userId, now))) throw alreadyRedeemed();
     if (!(await takeUse(trx, code.id, now))) throw refusal((await getCode(trx, code.id))!, now) ?? forbidden('This code cannot be redeemed');
     await topUp(trx, { userId, amount: Number(code.amount), ref: code.id, note: `redemption code ${code.id}` });
-  });
+  }));
   return {
     code_id: code.id,
     amount: toBalance(Number(code.amount), ctx.config),

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { MAX_BALANCE_NOTE } from '../../lib/money.ts';
 import { LogBodies, PolicyFields } from '../admin/admin.schemas.ts';
 import { TopupSettings } from '../topups/topups.schemas.ts';
 
@@ -37,7 +38,7 @@ export const Account = Type.Object({
 
 export const NewKeyBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  quota: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: 'In the balance unit; omit with unlimited: true' })),
+  quota: Type.Optional(Type.Number({ minimum: 0, description: `In the balance unit; omit with unlimited: true; ${MAX_BALANCE_NOTE}` })),
   unlimited: Type.Optional(Type.Boolean()),
   rate_limit_rpm: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()])),
   log_bodies: Type.Optional(LogBodies),

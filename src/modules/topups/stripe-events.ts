@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import type { AppContext } from '../../context.ts';
 import type { Topup, TopupStatus } from '../../db/types.ts';
 import { serviceUnavailable } from '../../core/errors.ts';
-import { takeBack, topUp } from '../billing/ledger.ts';
+import { AboveMaximum, takeBack, topUp } from '../billing/ledger.ts';
 import { shareOf, unitsOf } from './topup-money.ts';
 import { getTopup, markPaid, markUnpaid, moveTakenBack, topupOfPayment } from './topups.repo.ts';
 
@@ -34,12 +34,20 @@ async function sessionPaid(ctx: Ctx, session: Stripe.Checkout.Session): Promise<
     ctx.logger.warn({ topup: topup.id, session: session.id, amount_total: session.amount_total, currency: session.currency }, 'a Stripe session was paid in another amount or currency than its top-up was priced in');
   }
   const now = Date.now();
-  const credited = await ctx.db.transaction().execute(async (trx) => {
-    if (!(await markPaid(trx, topup.id, session.id, idOf(session.payment_intent), now))) return false;
-    await topUp(trx, { userId: topup.user_id, amount: Number(topup.amount), ref: topup.id, note: `Stripe top-up ${session.id}` });
-    return true;
-  });
-  return credited ? 'applied' : 'unchanged';
+  try {
+    const credited = await ctx.db.transaction().execute(async (trx) => {
+      if (!(await markPaid(trx, topup.id, session.id, idOf(session.payment_intent), now))) return false;
+      await topUp(trx, { userId: topup.user_id, amount: Number(topup.amount), ref: topup.id, note: `Stripe top-up ${session.id}` });
+      return true;
+    });
+    return credited ? 'applied' : 'unchanged';
+  } catch (err) {
+    if (!(err instanceof AboveMaximum)) throw err;
+    // Paid, but the balance grew meanwhile to where this credit would pass the maximum: nothing was
+    // marked, and the 503 makes Stripe deliver the event again later, when the account has spent.
+    ctx.logger.error({ topup: topup.id, session: session.id }, 'a paid Stripe top-up would take the balance above its maximum; waiting for a later delivery');
+    throw serviceUnavailable('The balance is at its maximum: this top-up is credited on a later delivery');
+  }
 }
 
 async function sessionUnpaid(ctx: Ctx, session: Stripe.Checkout.Session, status: 'failed' | 'expired'): Promise<Outcome> {

@@ -1,11 +1,12 @@
 import { Type } from 'typebox';
+import { MAX_BALANCE_NOTE } from '../../lib/money.ts';
 
 // Top-ups paid with Stripe Checkout: an account holder starts one, Stripe's events settle it.
 const closed = { additionalProperties: false } as const;
 const Seconds = (description: string) => Type.Union([Type.Integer(), Type.Null()], { description: `Unix seconds; ${description}` });
 
 export const TopupBody = Type.Object({
-  amount: Type.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'What to add to the balance, in the configured balance unit (from TOPUP_MIN to TOPUP_MAX)' }),
+  amount: Type.Number({ exclusiveMinimum: 0, description: `What to add to the balance, in the configured balance unit (from TOPUP_MIN to TOPUP_MAX; the balance after it too: ${MAX_BALANCE_NOTE})` }),
 }, closed);
 
 export const CreatedTopup = Type.Object({

@@ -3,7 +3,9 @@ import type { TopupsConfig } from '../../config.ts';
 import type { Topup } from '../../db/types.ts';
 import { badGateway, notFound } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { toBalance } from '../../lib/money.ts';
+import { MAX_BALANCE_UNITS, toBalance } from '../../lib/money.ts';
+import { getUser } from '../accounts/accounts.repo.ts';
+import { aboveMaximum } from '../accounts/amounts.ts';
 import { stripeFor } from './stripe-client.ts';
 import { priceOf, unitsPerMinor } from './topup-money.ts';
 import { insertTopup, listTopups, setSession, startFailed } from './topups.repo.ts';
@@ -50,6 +52,9 @@ const consolePage = (ctx: Ctx, query: string) => `${ctx.config.publicBaseUrl}/co
 export async function startTopup(ctx: Ctx, userId: string, amount: number) {
   const topups = topupsOn(ctx);
   const price = priceOf(ctx.config, topups, amount);
+  // Refused before anyone pays: once paid, a credit above the maximum could only wait (stripe-events.ts).
+  const user = await getUser(ctx.db, userId);
+  if (user && Number(user.balance) > MAX_BALANCE_UNITS - price.units) throw aboveMaximum(ctx, 'amount', 'balance');
   const id = newId('topup');
   const now = Date.now();
   await insertTopup(ctx.db, { id, user_id: userId, amount: price.units, price: price.minor, currency: topups.currency, status: 'pending', session_id: null, payment_intent: null, created_at: now, updated_at: now, paid_at: null });
