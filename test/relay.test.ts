@@ -4,7 +4,8 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, freshDatabase } from './harness.ts';
+import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, freshDatabase, seedAccount } from './harness.ts';
+import { AVATAR_REVIEW_MODEL } from '../src/core/catalog/models.ts';
 import { startGateway, stopAllGateways } from './support/gateway-process.ts';
 import { createDb } from '../src/db/index.ts';
 
@@ -99,6 +100,43 @@ describe(`relay channel [${backendName}]`, () => {
       const list = await t.app.inject({ method: 'GET', url: '/admin/channels', headers: adminHeaders });
       expect(list.json().data.map((c: any) => c.type).sort()).toEqual(['relay', 'simulator']);
       expect(list.body).not.toContain('sk-secret-upstream');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('avatar review is not relayed: such a channel is a 400, and a relay serving `*` (or stored with the model) is passed over for it', async () => {
+    const t = await createTestApp({ SIMULATOR_LATENCY_MS: '50' }, undefined, { workers: true });
+    try {
+      const channel = (payload: Record<string, unknown>, method: 'POST' | 'PATCH' = 'POST', id = '') =>
+        t.app.inject({ method, url: `/admin/channels${id}`, headers: adminHeaders, payload });
+      const refused = await channel({ name: 'r', type: 'relay', base_url: 'http://127.0.0.1:9', models: ['imggen-2', AVATAR_REVIEW_MODEL] });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json().error.message).toBe(`models: a relay channel serves only text, image, video models, not ${AVATAR_REVIEW_MODEL} (avatar)`);
+      const everything = await channel({ name: 'r', type: 'relay', base_url: 'http://127.0.0.1:9', models: ['*'], priority: 10 });
+      expect(everything.statusCode).toBe(201);
+      expect((await channel({ models: [AVATAR_REVIEW_MODEL] }, 'PATCH', `/${everything.json().id}`)).statusCode).toBe(400);
+      const types = (await t.app.inject({ method: 'GET', url: '/admin/channel-types', headers: adminHeaders })).json().data;
+      expect(types.find((e: any) => e.type === 'relay').serves).toEqual(['text', 'image', 'video']);
+
+      const account = await seedAccount(t.ctx, 5);
+      const review = async () => {
+        const submitted = await t.app.inject({ method: 'POST', url: '/v1/seedance2/private-avatar', headers: account.auth, payload: { group: { name: 'g' }, url: 'https://cdn.example.com/a.png', name: 'a' } });
+        expect(submitted.statusCode).toBe(200);
+        for (let i = 0; i < 200; i++) {
+          const task = (await t.app.inject({ method: 'GET', url: `/v1/tasks/${submitted.json().data.id}`, headers: account.auth })).json().data;
+          if (task.status === 'completed' || task.status === 'failed') return task;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+        throw new Error('the review did not end');
+      };
+      expect((await review()).status).toBe('completed');
+      // A channel stored while relay still claimed avatars: routing passes over it all the same.
+      await t.ctx.db.updateTable('channels').set({ models: JSON.stringify([AVATAR_REVIEW_MODEL]) }).where('id', '=', everything.json().id).execute();
+      t.ctx.channels.invalidate();
+      expect((await review()).status).toBe('completed');
+      const relay = (await t.app.inject({ method: 'GET', url: '/admin/channels', headers: adminHeaders })).json().data.find((c: any) => c.type === 'relay');
+      expect(relay.health.consecutive_failures).toBe(0);
     } finally {
       await t.close();
     }

@@ -26,6 +26,8 @@ export class ApiError extends Error {
 }
 
 export const badRequest = (message: string) => new ApiError(400, 'invalid_request_error', message);
+/** A field the request does not document: named, so a misspelling is found rather than defaulted. */
+export const unknownField = (field: string) => badRequest(`Unknown field "${field}": this request takes only its documented fields`);
 export const unauthorized = (message = 'Invalid or missing API key') =>
   new ApiError(401, 'authentication_error', message);
 export const paymentRequired = (message = 'Insufficient balance') => new ApiError(402, 'payment_required', message);

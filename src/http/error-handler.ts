@@ -5,7 +5,7 @@ import { ClientGone } from '../lib/call-signal.ts';
 import { TextFormatError } from '../core/text/errors.ts';
 import { isStoreUnavailable } from '../db/errors.ts';
 import { declaredRoutes, type Family } from './route-table.ts';
-import { ApiError, nativeStatus, notFound, payloadTooLarge, serviceUnavailable, typeForStatus, unsupportedMediaType } from '../core/errors.ts';
+import { ApiError, nativeStatus, notFound, payloadTooLarge, serviceUnavailable, typeForStatus, unknownField, unsupportedMediaType } from '../core/errors.ts';
 
 // The one place where errors become response bodies. Each route declares its envelope's family
 // (http/surface.ts): standard, native, messages (standard plus `"type":"error"`)
@@ -44,7 +44,7 @@ function toApiError(error: FastifyError, request: FastifyRequest, bodyLimit: num
     if (first?.keyword === 'additionalProperties') {
       // ajv's message names no field: the caller must learn which one this request does not take.
       const field = [...first.instancePath.split('/').filter(Boolean), first.params.additionalProperty].join('.');
-      return new ApiError(400, 'invalid_request_error', `Unknown field "${field}": this request takes only its documented fields`);
+      return unknownField(field);
     }
     return new ApiError(400, 'invalid_request_error', error.message.replace(/^body\//, ''));
   }

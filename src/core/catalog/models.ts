@@ -130,6 +130,9 @@ export function resolveModel(name: string): ImageModel | VideoModel | undefined 
 /** The model that reviews avatar assets; named in the avatar receipt. */
 export const AVATAR_REVIEW_MODEL = 'vidgen-2.0-avatar-review';
 
+/** What a model is: a catalogue image or video model, the avatar review model, or (any other name) text. */
+export const modelKind = (id: string): 'text' | 'image' | 'video' | 'avatar' => (id === AVATAR_REVIEW_MODEL ? 'avatar' : (byName.get(id)?.kind ?? 'text'));
+
 /** Text models the simulator serves (text model names are free-form; these are ours). */
 export const TEXT_MODELS = ['textgen-2.5-pro', 'textgen-2.5-flash', 'chatgen-4-sonnet', 'chatgen-4-haiku'];
 

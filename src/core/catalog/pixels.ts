@@ -12,6 +12,15 @@ const IMAGE_TIERS: Record<string, { base: number; square: number }> = {
   '4k': { base: 3840, square: 2880 },
 };
 
+/**
+ * The tier a <w>x<h> image is billed at: the smallest of `tiers` whose 1:1 image holds at least its
+ * pixels (the same budget the ratio sizes are shrunk to). Undefined when it is larger than them all.
+ */
+export function imageTierOf(pixels: number, tiers: readonly string[]): string | undefined {
+  const budget = (tier: string) => IMAGE_TIERS[tier]!.square ** 2;
+  return [...tiers].filter((tier) => IMAGE_TIERS[tier]).sort((a, b) => budget(a) - budget(b)).find((tier) => pixels <= budget(tier));
+}
+
 const round16 = (value: number) => Math.max(16, Math.round(value / 16) * 16);
 const floor16 = (value: number) => Math.max(16, Math.floor(value / 16) * 16);
 const roundEven = (value: number) => Math.max(2, Math.round(value / 2) * 2);

@@ -5,14 +5,15 @@ const AssetInput = Type.Object(
     url: Type.String({ minLength: 1, maxLength: 4096, description: 'Publicly reachable' }),
     name: Type.String({ minLength: 1, maxLength: 500 }),
   },
-  { additionalProperties: true },
+  { additionalProperties: false },
 );
 
 // POST /v1/seedance2/private-avatar. Which fields may go together is checked by
 // avatar-rules.ts; a field's absence is allowed here so those rules can name what is missing.
+// A field not listed (here, in group, or in an asset: avatar-rules.ts) is a 400 naming it.
 export const AvatarRequest = Type.Object(
   {
-    group: Type.Optional(Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), description: Type.Optional(Type.String({ maxLength: 2000 })) }, { additionalProperties: true })),
+    group: Type.Optional(Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), description: Type.Optional(Type.String({ maxLength: 2000 })) }, { additionalProperties: false })),
     group_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     project_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Default `default`' })),
     asset_type: Type.Optional(Type.String({ description: 'Image (default), Video or Audio' })),
@@ -21,7 +22,7 @@ export const AvatarRequest = Type.Object(
     name: Type.Optional(Type.String({ maxLength: 500, description: 'Single-asset form' })),
     webhook: Type.Optional(Type.String({ maxLength: 2048 })),
   },
-  { additionalProperties: true },
+  { additionalProperties: false },
 );
 export type AvatarRequest = Static<typeof AvatarRequest>;
 export { AssetInput };

@@ -1,4 +1,4 @@
-import { badRequest } from '../../core/errors.ts';
+import { badRequest, unknownField } from '../../core/errors.ts';
 import type { AvatarRequest } from '../avatars/avatars.schemas.ts';
 import { mediaUrl, oneOf } from './rule-kit.ts';
 
@@ -17,7 +17,9 @@ export interface AvatarSubmission {
 
 function entry(raw: unknown, where: string): { url: string; name: string } {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw badRequest(`${where} must be an object with url and name`);
-  const { url, name } = raw as Record<string, unknown>;
+  const { url, name, ...rest } = raw as Record<string, unknown>;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) throw unknownField(`${where}.${unknown}`);
   if (typeof url !== 'string' || url === '') throw badRequest(`${where}.url is required`);
   if (typeof name !== 'string' || name === '') throw badRequest(`${where}.name is required`);
   mediaUrl(`${where}.url`, url, { allowAsset: false });

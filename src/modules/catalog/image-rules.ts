@@ -2,7 +2,7 @@ import { badRequest } from '../../core/errors.ts';
 import type { ImageRequest } from '../images/images.schemas.ts';
 import type { ImageParams } from '../../core/task-params.ts';
 import { DEFAULT_IMAGE_MODEL, IMAGE_QUALITIES, resolveModel, type ImageModel } from '../../core/catalog/models.ts';
-import { imagePixelSize } from '../../core/catalog/pixels.ts';
+import { imagePixelSize, imageTierOf } from '../../core/catalog/pixels.ts';
 import { atMost, atMostCharacters, inRange, lower, mediaUrl, oneOf } from './rule-kit.ts';
 
 
@@ -12,26 +12,36 @@ const PIXEL_SIZE = /^(\d{2,5})x(\d{2,5})$/;
 const FREE_SIDE = [256, 3840] as const;
 const FREE_MAX_PIXELS = 3840 * 2160;
 
-function size(model: ImageModel, requested: string | undefined, resolution: string) {
-  const value = requested ?? '1:1';
-  const pixels = PIXEL_SIZE.exec(value);
-  if (model.freeSize && pixels) {
-    const [width, height] = [Number(pixels[1]), Number(pixels[2])];
-    for (const side of [width, height]) {
-      if (side < FREE_SIDE[0] || side > FREE_SIDE[1] || side % 16 !== 0) {
-        throw badRequest(`size: each side must be a multiple of 16 from ${FREE_SIDE[0]} to ${FREE_SIDE[1]} (got ${value})`);
-      }
+// A pixel size is billed at the tier its pixel count falls in, whatever `resolution` says: the caller
+// pays for the image that is made. A `resolution` of another tier contradicts the size and is refused.
+function pixelSize(model: ImageModel, value: string, width: number, height: number, asked: string | undefined) {
+  for (const side of [width, height]) {
+    if (side < FREE_SIDE[0] || side > FREE_SIDE[1] || side % 16 !== 0) {
+      throw badRequest(`size: each side must be a multiple of 16 from ${FREE_SIDE[0]} to ${FREE_SIDE[1]} (got ${value})`);
     }
-    if (width * height > FREE_MAX_PIXELS) throw badRequest(`size: at most ${FREE_MAX_PIXELS} pixels (got ${value})`);
-    return { size: value, width, height };
   }
-  // `auto` lets the server pick; it picks 1:1.
-  const ratio = model.freeSize && value === 'auto' ? '1:1' : oneOf('size', value, model.ratios);
-  return { size: ratio, ...imagePixelSize(ratio, resolution) };
+  const tier = width * height <= FREE_MAX_PIXELS ? imageTierOf(width * height, model.resolutions) : undefined;
+  if (!tier) throw badRequest(`size: at most ${FREE_MAX_PIXELS} pixels (got ${value})`);
+  if (asked !== undefined && asked !== tier) {
+    throw badRequest(`size ${value} is a ${tier} image (${width * height} pixels), but resolution is "${asked}": leave resolution out or send ${tier}`);
+  }
+  return { size: value, width, height, resolution: tier };
 }
 
-function resolution(model: ImageModel, requested: string | undefined): string {
-  const value = lower(requested) ?? model.defaultResolution;
+function size(model: ImageModel, requested: string | undefined, requestedResolution: string | undefined) {
+  const value = requested ?? '1:1';
+  const pixels = PIXEL_SIZE.exec(value);
+  if (model.freeSize && pixels) return pixelSize(model, value, Number(pixels[1]), Number(pixels[2]), requestedResolution);
+  const res = requestedResolution ?? model.defaultResolution;
+  // `auto` lets the server pick; it picks 1:1.
+  const ratio = model.freeSize && value === 'auto' ? '1:1' : oneOf('size', value, model.ratios);
+  return { size: ratio, ...imagePixelSize(ratio, res), resolution: res };
+}
+
+/** The resolution as asked (checked), or undefined when the caller sent none. */
+function resolution(model: ImageModel, requested: string | undefined): string | undefined {
+  const value = lower(requested);
+  if (value === undefined) return undefined;
   // imglite-3.1 makes only 1K: other tiers are quietly produced at 1K.
   if (model.downgraded.includes(value)) return model.defaultResolution;
   return oneOf('resolution', value, model.resolutions);
@@ -53,11 +63,14 @@ export function normalizeImageRequest(body: ImageRequest): ImageParams {
   }
   atMost('image_urls', body.image_urls, model.maxReferences);
   body.image_urls?.forEach((url, i) => mediaUrl(`image_urls[${i}]`, url, { allowAsset: false, allowData: true }));
-  const params: ImageParams = { model: model.id, prompt: body.prompt, ...size(model, body.size, res), resolution: res, n, output_format: outputFormat };
+  const params: ImageParams = { model: model.id, prompt: body.prompt, ...size(model, body.size, res), n, output_format: outputFormat };
   if (body.output_format !== undefined) params.format_asked = true;
   if (body.output_compression !== undefined) params.output_compression = body.output_compression;
   if (body.image_urls?.length) params.image_urls = body.image_urls;
-  if (model.official) Object.assign(params, officialFields(body));
+  // Checked whatever the model: a value no model takes is a 400 naming its field, never quietly
+  // dropped; the other models ignore a valid one (their price has no quality).
+  const official = officialFields(body);
+  if (model.official) Object.assign(params, official);
   return params;
 }
 

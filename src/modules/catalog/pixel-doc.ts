@@ -19,8 +19,9 @@ Generated from \`src/core/catalog/pixels.ts\` by \`npm run docs:pixels\`. The pu
 1024, 2048, 3072, 3840), then both sides shrink until the image holds no more pixels than the tier's
 1:1 image, and both are rounded to a multiple of 16 (down instead of to the nearest where the nearest
 would hold more pixels than the 1:1 image: 4:3 and 3:4 at 4k). So 16:9 at 4k is exactly 3840x2160
-and 1:1 at 4k is 2880x2880. Which ratios and tiers a model accepts is in
-\`src/core/catalog/models.ts\`.
+and 1:1 at 4k is 2880x2880. A \`<width>x<height>\` size (imggen-2-official) is of the smallest of its 1k, 2k and 4k
+tiers whose 1:1 image holds at least its pixels, and is billed at that tier. Which ratios and tiers a model
+accepts is in \`src/core/catalog/models.ts\`.
 
 ## Images
 

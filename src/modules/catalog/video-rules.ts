@@ -1,7 +1,7 @@
 import { badRequest } from '../../core/errors.ts';
 import type { VideoRequest } from '../videos/videos.schemas.ts';
 import type { VideoParams } from '../../core/task-params.ts';
-import { resolveModel, type VideoModel } from '../../core/catalog/models.ts';
+import { resolveModel, VIDEO_RATIOS, type VideoModel } from '../../core/catalog/models.ts';
 import { videoPixelSize } from '../../core/catalog/pixels.ts';
 import { assetId, atMost, atMostCharacters, inRange, lower, mediaUrl, notTogether, oneOf } from './rule-kit.ts';
 
@@ -68,6 +68,10 @@ export function normalizeVideoRequest(body: VideoRequest): NormalizedVideo {
   if (promptNeeded && !prompt) throw badRequest(`prompt is required${model.family === '2.0' ? ' for text-to-video' : ''}`);
   if (prompt && model.promptMax !== null) atMostCharacters('prompt', prompt, model.promptMax, ` for ${model.id}`);
   const ratio = oneOf(model.ratioField, body[model.ratioField] ?? '16:9', model.ratios);
+  // The other family's ratio field is not read for this model; a value no model takes is still a
+  // 400 naming it, not a field quietly dropped.
+  const otherField = model.ratioField === 'size' ? 'aspect_ratio' : 'size';
+  if (body[otherField] !== undefined) oneOf(otherField, body[otherField], otherField === 'size' ? [...VIDEO_RATIOS, 'adaptive'] : VIDEO_RATIOS);
   const resolution = oneOf('resolution', lower(body.resolution) ?? model.defaultResolution, model.resolutions);
   const duration = body.duration === undefined ? 5 : inRange('duration', body.duration, model.duration[0], model.duration[1]);
   if (body.seed !== undefined) inRange('seed', body.seed, SEED[0], SEED[1]);

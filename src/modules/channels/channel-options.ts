@@ -2,6 +2,7 @@ import { Value } from 'typebox/value';
 import { badRequest } from '../../core/errors.ts';
 import { secretFields, type ChannelTypeEntry } from '../../providers/channel-type.ts';
 import { CHANNEL_TYPE_NAMES, channelType } from '../../providers/registry.ts';
+import { modelKind } from '../../core/catalog/models.ts';
 
 // A channel's `options`: checked by its type's schema (the registry entry), secrets kept out of
 // every view. Writes merge like a JSON merge patch (RFC 7386): a field left out keeps its value,
@@ -13,6 +14,19 @@ export function knownType(name: string): ChannelTypeEntry {
   const entry = channelType(name);
   if (!entry) throw badRequest(`type must be one of ${CHANNEL_TYPE_NAMES.join(', ')}`);
   return entry;
+}
+
+/** Whether a channel of the type can do `model`'s kind of work; a type no longer in the registry is the task engine's to report. */
+export function typeServes(typeName: string, model: string): boolean {
+  const entry = channelType(typeName);
+  return !entry || model === '*' || entry.serves.includes(modelKind(model));
+}
+
+/** A 400 naming the first of `models` the type cannot serve: such a channel would only ever fail its tasks. */
+export function checkServedModels(entry: ChannelTypeEntry, models: Iterable<string>): void {
+  for (const model of models) {
+    if (!typeServes(entry.type, model)) throw badRequest(`models: a ${entry.type} channel serves only ${entry.serves.join(', ')} models, not ${model} (${modelKind(model)})`);
+  }
 }
 
 export function mergeOptions(stored: ChannelOptions, patch: ChannelOptions): ChannelOptions {

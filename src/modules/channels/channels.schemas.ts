@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { secretFields } from '../../providers/channel-type.ts';
 import { CHANNEL_TYPES, CHANNEL_TYPE_NAMES } from '../../providers/registry.ts';
 
-const Models = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 1000, description: 'Model ids served; "*" serves every model' });
+const Models = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 1000, description: 'Model ids served; "*" serves every model the type can (GET /admin/channel-types: serves); a model of a kind the type does not serve is a 400' });
 const Mapping = Type.Record(Type.String(), Type.String({ maxLength: 200 }), { description: 'Our model id -> the upstream name' });
 
 // The document's account of each type's options, from the registry (the schemas themselves are at

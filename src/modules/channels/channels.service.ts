@@ -3,7 +3,7 @@ import type { Database } from '../../db/types.ts';
 import { upstreamModelName, type Channel } from '../../core/channel.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { checkOptions, knownType, mergeOptions, optionsView, type ChannelOptions } from './channel-options.ts';
+import { checkOptions, checkServedModels, knownType, mergeOptions, optionsView, typeServes, type ChannelOptions } from './channel-options.ts';
 import { deleteChannel, getChannel, insertChannel, listChannels, updateChannel } from './channels.repo.ts';
 
 // Channels live in the database so every process routes the same way; each process re-reads them
@@ -53,7 +53,8 @@ export class ChannelRouter {
     if (fixed) return fixed;
     let groups = this.grouped.byModel.get(model);
     if (!groups) {
-      groups = priorityGroups(channels.filter((c) => c.status === 'enabled' && servesModel(c, model)));
+      // A type that cannot do the model's kind of work is passed over (a `*` channel, or one stored before its type stopped serving it).
+      groups = priorityGroups(channels.filter((c) => c.status === 'enabled' && servesModel(c, model) && typeServes(c.type, model)));
       this.grouped.byModel.set(model, groups);
       // One channel per priority: the order never changes, so one list serves every call.
       if (groups.every((group) => group.length === 1)) {
@@ -139,9 +140,10 @@ function healthView(channel: Channel) {
   };
 }
 
-/** Checks a channel as it will be stored: its type, base URL and options (as the type's registry entry says). */
-function checkChannel(input: { type: string; base_url?: string | null; options: ChannelOptions }): ChannelOptions {
+/** Checks a channel as it will be stored: its type, base URL, models and options (as the type's registry entry says). */
+function checkChannel(input: { type: string; base_url?: string | null; options: ChannelOptions; models?: Iterable<string> }): ChannelOptions {
   const entry = knownType(input.type);
+  if (input.models) checkServedModels(entry, input.models);
   if (input.base_url) {
     try {
       const url = new URL(input.base_url);
@@ -186,6 +188,8 @@ export async function changeChannel(db: Kysely<Database>, id: string, input: Par
   const options = checkChannel({
     type,
     base_url: input.base_url === undefined ? existing.base_url : input.base_url,
+    // Checked when the models or the type change: a channel stored before can still be renamed or disabled.
+    models: input.models ?? (input.type === undefined ? undefined : existing.models),
     options: input.options === undefined ? stored : mergeOptions(stored, input.options),
   });
   const { name, base_url, secret, models, model_mapping, priority, weight, status } = input;

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 
 // POST /v1/images/generations. The schema types every field, so `n: "2"` is a 400;
 // per-model ranges and cross-field rules live with the catalogue (catalog/image-rules.ts).
-// Fields not listed are ignored.
+// A field not listed is a 400 naming it: a misspelt field would otherwise make a default image.
 export const ImageRequest = Type.Object(
   {
     model: Type.Optional(Type.String({ maxLength: 100, description: 'Default imggen-2-official' })),
@@ -19,6 +19,6 @@ export const ImageRequest = Type.Object(
     mask_url: Type.Optional(Type.String()),
     webhook: Type.Optional(Type.String({ maxLength: 2048, description: 'Callback base address; `/callback` is appended' })),
   },
-  { additionalProperties: true },
+  { additionalProperties: false },
 );
 export type ImageRequest = Static<typeof ImageRequest>;

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import type { CachedKey } from '../../core/key.ts';
 import { modelAllowed } from '../accounts/key-policy.ts';
-import { AVATAR_REVIEW_MODEL, resolveModel } from '../../core/catalog/models.ts';
+import { modelKind } from '../../core/catalog/models.ts';
 
 // What GET /v1/models lists: every model an enabled channel serves (a channel serving `*` adds
 // every priced model), that the key's policy and its account's group let it use, with its kind,
@@ -16,7 +16,7 @@ const ENDPOINTS: Record<ModelKind, string[]> = {
   avatar: ['/v1/seedance2/private-avatar'],
 };
 
-export const kindOf = (id: string): ModelKind => (id === AVATAR_REVIEW_MODEL ? 'avatar' : (resolveModel(id)?.kind ?? 'text'));
+export const kindOf = (id: string): ModelKind => modelKind(id);
 
 export interface ListedModel {
   id: string;

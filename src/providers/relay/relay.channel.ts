@@ -5,8 +5,10 @@ import { RelayProvider } from './relay.provider.ts';
 
 export const relayChannel: ChannelTypeEntry = {
   type: 'relay',
-  summary: 'another copy of this gateway (Bearer key): tasks, and text through its native endpoint',
-  serves: ['text', 'image', 'video', 'avatar'],
+  summary: 'another copy of this gateway (Bearer key): image and video tasks, and text through its native endpoint',
+  // Not avatar review: the assets it passes would be the other gateway's, unusable in our video
+  // submits, so a caller's avatars are reviewed by a channel that keeps them here.
+  serves: ['text', 'image', 'video'],
   baseUrl: 'required',
   options: Options({}),
   taskProvider: ({ config }) => new RelayProvider({ pollMs: config.relayPollMs, timeoutMs: config.upstreamTimeoutMs }),
