@@ -4,7 +4,7 @@ import type { CachedKey } from '../../core/key.ts';
 import type { Channel } from '../../core/channel.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import type { CallMoney, TextOutcome } from '../text-money/index.ts';
-import { costOf, holdFor, pricedFor } from './call-price.ts';
+import { costOf, holdFor } from './call-price.ts';
 import type { TextCall } from './text-call.ts';
 import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from '../../core/text/provider.ts';
 import { NOTHING_USED, TextUpstreamUnavailable } from '../../core/text/provider.ts';
@@ -47,9 +47,9 @@ function routesOver(ctx: AppContext, call: TextCall, channels: readonly Channel[
  * upstream's own count where its protocol has one (the Gemini API), else ours. Nothing is charged.
  */
 export async function countPromptTokens(ctx: AppContext, request: TextRequest, key: CachedKey, signal: CallSignal): Promise<number> {
-  // A model the account's group may not call is not counted either (403), as the key's own list.
-  pricedFor(ctx, key, request.model);
   const candidates = await routes(ctx, { key, endpoint: 'native', requestId: '', request, allDown: () => notFound('') });
+  // A model the account's group may not call is not counted either (403), as with the key's own list.
+  ctx.groups.pricingFor(key.group, request.model);
   const ours = await sizePrompt(ctx, request);
   for (const route of candidates) {
     if (!route.provider.countTokens) break;
