@@ -44,6 +44,9 @@ function typeOf(schema: Schema | undefined): string {
 }
 
 function limits(schema: Schema): string {
+  // A field that also takes null (`integer or null`) is bounded by its other member.
+  const union = schema.anyOf ?? schema.oneOf;
+  if (union) return union.map(limits).filter(Boolean).join('; ');
   const parts: string[] = [];
   if (schema.minimum !== undefined) parts.push(`min ${schema.minimum}`);
   if (schema.maximum !== undefined) parts.push(`max ${schema.maximum}`);

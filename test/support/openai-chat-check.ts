@@ -70,10 +70,11 @@ export function checkChat(body: any, models: string[]): void {
   const choice = body.tool_choice;
   if (typeof choice === 'string' && !['none', 'auto', 'required'].includes(choice)) throw new Refusal(400, `Invalid value: '${choice}'. Supported values are: 'none', 'auto', and 'required'.`, 'tool_choice', 'invalid_value');
   if (choice !== undefined && body.tools === undefined && choice !== 'none') throw new Refusal(400, "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", 'tool_choice', null);
-  if (body.stream_options !== undefined && body.stream !== true) throw new Refusal(400, "The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options', 'invalid_value');
+  // The API types these `| null` and takes null as not set.
+  if (body.stream_options != null && body.stream !== true) throw new Refusal(400, "The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options', 'invalid_value');
   for (const [field, max] of [['temperature', 2], ['top_p', 1]] as const) {
-    if (body[field] !== undefined && !(typeof body[field] === 'number' && body[field] >= 0 && body[field] <= max)) throw new Refusal(400, `Invalid '${field}': decimal between 0 and ${max} expected.`, field, 'decimal_out_of_range');
+    if (body[field] != null && !(typeof body[field] === 'number' && body[field] >= 0 && body[field] <= max)) throw new Refusal(400, `Invalid '${field}': decimal between 0 and ${max} expected.`, field, 'decimal_out_of_range');
   }
-  for (const field of ['max_tokens', 'max_completion_tokens']) if (body[field] !== undefined && !Number.isInteger(body[field])) throw new Refusal(400, `Invalid type for '${field}': expected an integer.`, field, 'invalid_type');
+  for (const field of ['max_tokens', 'max_completion_tokens']) if (body[field] != null && !Number.isInteger(body[field])) throw new Refusal(400, `Invalid type for '${field}': expected an integer.`, field, 'invalid_type');
   if (!models.includes(body.model)) throw new Refusal(404, `The model \`${body.model}\` does not exist or you do not have access to it.`, null, 'model_not_found');
 }

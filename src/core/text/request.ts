@@ -84,4 +84,9 @@ export interface TextRequest {
   /** Responses-only conversation state, carried for the route to resolve. */
   store?: boolean;
   previousResponseId?: string;
+  /**
+   * The previous response the route resolved: its conversation is now in `messages`, so no upstream
+   * is sent the id (none holds that conversation), but the answer still names it.
+   */
+  continuedFrom?: string;
 }

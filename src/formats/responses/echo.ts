@@ -9,5 +9,7 @@ export const responsesEcho = (req: TextRequest): Json => {
   const body = encodeRequest({ ...req, stop: undefined }, req.model);
   const echo: Json = { store: req.store ?? true };
   for (const k of ECHOED) if (body[k] !== undefined) echo[k] = body[k];
+  // A follow-up the gateway continued goes upstream without the id; its answer names it all the same.
+  if (req.continuedFrom) echo.previous_response_id = req.continuedFrom;
   return echo;
 };

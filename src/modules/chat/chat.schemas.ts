@@ -2,7 +2,8 @@ import { Type, type Static } from 'typebox';
 
 // POST /v1/chat/completions: the OpenAI chat-completions format (openai@6 ChatCompletionCreateParams).
 // Clients send many optional fields (user, seed, logprobs, ...): the ones listed are read, the rest
-// are accepted and ignored, as every peer gateway does, so unchanged clients keep working.
+// are accepted and ignored, as every peer gateway does, so unchanged clients keep working. A field
+// the API types `| null` takes null too, meaning not set (the decoder reads it as left out).
 
 // Content parts (text, image_url, file, input_audio, ...) are the decoder's (formats/chat) to read.
 const Part = Type.Object({ type: Type.String() }, { additionalProperties: true });
@@ -22,12 +23,12 @@ export const ChatRequest = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 200, examples: ['textgen-2.5-flash'] }),
     messages: Type.Array(Message, { minItems: 1, examples: [[{ role: 'user', content: 'Say hello' }]] }),
-    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
-    max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 65536 }), Type.Null()])),
+    max_completion_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 65536 }), Type.Null()])),
+    temperature: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 2 }), Type.Null()])),
+    top_p: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()])),
     stop: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 4 }), Type.Null()])),
-    n: Type.Optional(Type.Integer({ minimum: 1, maximum: 1, description: 'One choice per call' })),
+    n: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1 }), Type.Null()], { description: 'One choice per call' })),
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     stream_options: Type.Optional(Type.Union([Type.Object({ include_usage: Type.Optional(Type.Boolean()) }, { additionalProperties: true }), Type.Null()])),
     tools: Type.Optional(Type.Array(Type.Unknown(), { description: 'Function tools: as they are to an OpenAI upstream, translated for the others' })),

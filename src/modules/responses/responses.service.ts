@@ -50,7 +50,9 @@ export async function continueFrom(ctx: AppContext, key: CachedKey, request: Tex
   const earlier = conversationOf(stored);
   const instructions = request.messages.length > turnsOf(request, body).length ? request.messages.slice(0, 1) : [];
   request.messages = [...instructions, ...earlier, ...turnsOf(request, body)];
+  // The upstream is sent the conversation, not our id; the answer still names it (formats/responses/echo.ts).
   delete request.previousResponseId;
+  request.continuedFrom = id;
   return true;
 }
 
