@@ -46,7 +46,7 @@ function toApiError(error: FastifyError, request: FastifyRequest, bodyLimit: num
       const field = [...first.instancePath.split('/').filter(Boolean), first.params.additionalProperty].join('.');
       return unknownField(field);
     }
-    return new ApiError(400, 'invalid_request_error', error.message.replace(/^body\//, ''));
+    return new ApiError(400, 'invalid_request_error', validationMessage(error.validation, error.validationContext) ?? error.message.replace(/^body\//, ''));
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -62,6 +62,21 @@ function toApiError(error: FastifyError, request: FastifyRequest, bodyLimit: num
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return new ApiError(status, typeForStatus(status), error.message);
   return undefined;
+}
+
+type ValidationErrors = NonNullable<FastifyError['validation']>;
+
+/**
+ * A failed anyOf says so twice besides the branch that matters: a nullable field (`T | null`) that
+ * got a bad number also failed "must be null" and "must match a schema in anyOf". Those two are
+ * left out wherever another error names the same field; undefined when nothing was left out.
+ */
+function validationMessage(errors: ValidationErrors, context: string | undefined): string | undefined {
+  const named = new Set(errors.filter((e) => e.keyword !== 'anyOf' && !(e.keyword === 'type' && e.params.type === 'null')).map((e) => e.instancePath));
+  const kept = errors.filter((e) => !named.has(e.instancePath) || (e.keyword !== 'anyOf' && !(e.keyword === 'type' && e.params.type === 'null')));
+  if (kept.length === errors.length) return undefined;
+  const prefix = context === 'body' ? '' : (context ?? '');
+  return kept.map((e) => `${prefix}${prefix ? e.instancePath : e.instancePath.replace(/^\//, '')} ${e.message}`.trim()).join(', ');
 }
 
 /** The route error handler; app.ts also hands it Fastify's pre-routing errors (`frameworkErrors`). */
