@@ -32,7 +32,7 @@ async function runTasks(model: string, n: number) {
     expect(res.statusCode, res.body).toBe(200);
     ids.push(res.json().data[0].task_id);
   }
-  const until = Date.now() + 30_000;
+  const until = Date.now() + 60_000;
   for (;;) {
     const rows = await t.ctx.db.selectFrom('tasks').select(['status', 'upstream_id']).where('id', 'in', ids).execute();
     if (rows.every((r) => r.status === 'completed' || r.status === 'failed') || Date.now() > until) return rows;
@@ -57,7 +57,8 @@ describe(`ark polling at scale [${backendName}]`, () => {
     // Polls the list answered are not asked again one by one.
     expect(singles.length).toBeLessThan(lists.length);
     expect(sizes.reduce((n, s) => n + s.length, 0)).toBeGreaterThan(gets.length);
-  });
+    // A loaded CI machine (the Postgres suite after the SQLite one) took more than the default 30 s.
+  }, 90_000);
 
   it('max_requests_per_second: no second holds more calls to the channel than its limit', async () => {
     await channel('capped', ['vidgen-1-5-pro'], { max_requests_per_second: 4 });
@@ -70,5 +71,5 @@ describe(`ark polling at scale [${backendName}]`, () => {
       const inWindow = mine.filter((at) => at >= mine[i]! && at < mine[i]! + 1000).length;
       expect(inWindow).toBeLessThanOrEqual(4);
     }
-  });
+  }, 90_000);
 });
