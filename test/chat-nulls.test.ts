@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FORMATS } from '../src/formats/index.ts';
 import { DEFAULT_MAX_OUTPUT } from '../src/modules/text/native.mapping.ts';
-import { backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
-import { MESSAGES, OPENAI, SIMULATED, sseData, startTextChannels, type TextChannels } from './support/text-channels.ts';
+import { backendName, seedAccount } from './harness.ts';
+import { MESSAGES, OPENAI, SIMULATED, sseData, useTextChannels } from './support/text-channels.ts';
 
 // POST /v1/chat/completions takes null for every field the OpenAI API types `| null` (openai@6.49
 // ChatCompletionCreateParamsBase), meaning not set: the hold, a translated upstream body and the
@@ -15,22 +15,10 @@ const NULLS = {
   prompt_cache_retention: null, moderation: null, verbosity: null,
 };
 
-let t: TestApp;
-let fakes: TextChannels;
-let auth: Record<string, string>;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  fakes = await startTextChannels(t);
-  auth = (await seedAccount(t.ctx, 10)).auth;
-});
-afterAll(async () => {
-  await fakes?.close();
-  await t?.close();
-});
+const s = useTextChannels();
 
 const body = (model: string, extra: object = {}) => ({ model, messages: [{ role: 'user', content: 'hi' }], ...extra });
-const chat = (payload: object, headers = auth) => t.app.inject({ method: 'POST', url: '/v1/chat/completions', headers, payload });
+const chat = (payload: object, headers = s.auth) => s.t.app.inject({ method: 'POST', url: '/v1/chat/completions', headers, payload });
 
 describe(`chat completions: null is not set [${backendName}]`, () => {
   it('the defect as reported, and every nullable field null: 200, decoded as if left out', async () => {
@@ -43,7 +31,7 @@ describe(`chat completions: null is not set [${backendName}]`, () => {
   });
 
   it('the hold: a null ceiling is held as none; a null max_completion_tokens leaves max_tokens to say it', async () => {
-    const broke = (await seedAccount(t.ctx, 0)).auth;
+    const broke = (await seedAccount(s.t.ctx, 0)).auth;
     const refusal = async (extra: object) => {
       const res = await chat(body(SIMULATED, extra), broke);
       expect(res.statusCode, res.body).toBe(402);
@@ -60,17 +48,17 @@ describe(`chat completions: null is not set [${backendName}]`, () => {
     for (const stream of [{}, { stream: true }]) {
       const left = await chat(body(MESSAGES, stream));
       expect(left.statusCode, left.body).toBe(200);
-      const without = fakes.messages.requests.at(-1)!.body;
+      const without = s.fakes.messages.requests.at(-1)!.body;
       const nulled = await chat(body(MESSAGES, { ...NULLS, ...stream }));
       expect(nulled.statusCode, nulled.body).toBe(200);
-      expect(fakes.messages.requests.at(-1)!.body).toEqual(without);
+      expect(s.fakes.messages.requests.at(-1)!.body).toEqual(without);
     }
   });
 
   it('an openai upstream gets them as sent (the API takes them); a stream that did not ask for usage gets none', async () => {
     const whole = await chat(body(OPENAI, NULLS));
     expect(whole.statusCode, whole.body).toBe(200);
-    expect(fakes.openai.requests.at(-1)!.body).toMatchObject({ max_tokens: null, temperature: null, n: null });
+    expect(s.fakes.openai.requests.at(-1)!.body).toMatchObject({ max_tokens: null, temperature: null, n: null });
     const streamed = await chat(body(OPENAI, { ...NULLS, stream: true }));
     expect(streamed.statusCode, streamed.body).toBe(200);
     expect(streamed.body).toContain('data: [DONE]');

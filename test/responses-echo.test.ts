@@ -1,29 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
-import { MESSAGES, OPENAI, SIMULATED, sseData, startTextChannels, type TextChannels } from './support/text-channels.ts';
+import { describe, expect, it } from 'vitest';
+import { backendName } from './harness.ts';
+import { MESSAGES, OPENAI, SIMULATED, sseData, useTextChannels } from './support/text-channels.ts';
 
 // A follow-up's answer names the response it continues (previous_response_id), whole, in every
 // response.* snapshot of its stream and read back by GET, on each channel kind: translated (the
 // simulator, a messages upstream) and an openai upstream, which the gateway sends the stored
 // conversation rather than the id, so the answer it gets back names none.
 
-let t: TestApp;
-let fakes: TextChannels;
-let auth: Record<string, string>;
+const s = useTextChannels();
 
-beforeAll(async () => {
-  t = await createTestApp();
-  fakes = await startTextChannels(t);
-  auth = (await seedAccount(t.ctx, 10)).auth;
-});
-afterAll(async () => {
-  await fakes?.close();
-  await t?.close();
-});
-
-const create = (payload: object) => t.app.inject({ method: 'POST', url: '/v1/responses', headers: auth, payload });
+const create = (payload: object) => s.t.app.inject({ method: 'POST', url: '/v1/responses', headers: s.auth, payload });
 const read = async (id: string) => {
-  const res = await t.app.inject({ method: 'GET', url: `/v1/responses/${id}`, headers: auth });
+  const res = await s.t.app.inject({ method: 'GET', url: `/v1/responses/${id}`, headers: s.auth });
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
 };
@@ -54,7 +42,7 @@ describe(`responses: previous_response_id is echoed [${backendName}]`, () => {
     const first = (await create({ model: OPENAI, input: 'hello' })).json();
     const next = await create({ model: OPENAI, previous_response_id: first.id, input: 'more' });
     expect(next.statusCode, next.body).toBe(200);
-    const sent = fakes.openai.requests.at(-1)!.body;
+    const sent = s.fakes.openai.requests.at(-1)!.body;
     expect(sent.previous_response_id).toBeUndefined();
     expect(JSON.stringify(sent.input)).toContain('echo: hello');
     expect(next.json()).toMatchObject({ previous_response_id: first.id, output: [{ content: [{ text: 'echo: more' }] }] });

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FORMATS } from '../src/formats/index.ts';
 import { DEFAULT_MAX_OUTPUT } from '../src/modules/text/native.mapping.ts';
-import { backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
-import { MESSAGES, OPENAI, SIMULATED, startTextChannels, type TextChannels } from './support/text-channels.ts';
+import { backendName, seedAccount } from './harness.ts';
+import { MESSAGES, OPENAI, SIMULATED, useTextChannels } from './support/text-channels.ts';
 
 // POST /v1/responses takes null for every field the OpenAI API types `| null` (openai@6.49
 // ResponseCreateParamsBase), meaning not set, as POST /v1/chat/completions does (chat-nulls.test.ts).
@@ -14,22 +14,10 @@ const NULLS = {
   top_logprobs: null, top_p: null, truncation: null,
 };
 
-let t: TestApp;
-let fakes: TextChannels;
-let auth: Record<string, string>;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  fakes = await startTextChannels(t);
-  auth = (await seedAccount(t.ctx, 10)).auth;
-});
-afterAll(async () => {
-  await fakes?.close();
-  await t?.close();
-});
+const s = useTextChannels();
 
 const body = (model: string, extra: object = {}) => ({ model, input: 'hi', ...extra });
-const create = (payload: object, headers = auth) => t.app.inject({ method: 'POST', url: '/v1/responses', headers, payload });
+const create = (payload: object, headers = s.auth) => s.t.app.inject({ method: 'POST', url: '/v1/responses', headers, payload });
 
 describe(`responses: null is not set [${backendName}]`, () => {
   it('every nullable field null: 200 on each channel kind, decoded as if left out; null store still stores', async () => {
@@ -37,14 +25,14 @@ describe(`responses: null is not set [${backendName}]`, () => {
       const res = await create(body(model, NULLS));
       expect(res.statusCode, `${model}: ${res.body}`).toBe(200);
       expect(res.json()).toMatchObject({ object: 'response', status: 'completed', previous_response_id: null });
-      const read = await t.app.inject({ method: 'GET', url: `/v1/responses/${res.json().id}`, headers: auth });
+      const read = await s.t.app.inject({ method: 'GET', url: `/v1/responses/${res.json().id}`, headers: s.auth });
       expect(read.statusCode, read.body).toBe(200);
     }
     expect(FORMATS.responses.decodeRequest(body(SIMULATED, NULLS))).toEqual(FORMATS.responses.decodeRequest(body(SIMULATED)));
   });
 
   it('the hold: a null max_output_tokens is held as none', async () => {
-    const broke = (await seedAccount(t.ctx, 0)).auth;
+    const broke = (await seedAccount(s.t.ctx, 0)).auth;
     const refusal = async (extra: object) => {
       const res = await create(body(SIMULATED, extra), broke);
       expect(res.statusCode, res.body).toBe(402);
@@ -59,10 +47,10 @@ describe(`responses: null is not set [${backendName}]`, () => {
     for (const stream of [{}, { stream: true }]) {
       const left = await create(body(MESSAGES, stream));
       expect(left.statusCode, left.body).toBe(200);
-      const without = fakes.messages.requests.at(-1)!.body;
+      const without = s.fakes.messages.requests.at(-1)!.body;
       const nulled = await create(body(MESSAGES, { ...NULLS, ...stream }));
       expect(nulled.statusCode, nulled.body).toBe(200);
-      expect(fakes.messages.requests.at(-1)!.body).toEqual(without);
+      expect(s.fakes.messages.requests.at(-1)!.body).toEqual(without);
     }
   });
 

@@ -1,5 +1,5 @@
-import { expect } from 'vitest';
-import { adminHeaders, type TestApp } from '../harness.ts';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { adminHeaders, createTestApp, seedAccount, type TestApp } from '../harness.ts';
 import { startFakeMessagesText, type FakeMessagesText } from './fake-messages-text.ts';
 import { startFakeOpenAIText, type FakeOpenAIText } from './fake-openai-text.ts';
 
@@ -32,6 +32,29 @@ export async function startTextChannels(t: TestApp): Promise<TextChannels> {
   const patched = await t.app.inject({ method: 'PATCH', url: `/admin/channels/${simulator.id}`, headers: adminHeaders, payload: { models: simulator.models.filter((m: string) => m !== OPENAI && m !== MESSAGES) } });
   expect(patched.statusCode, patched.body).toBe(200);
   return { openai, messages, close: () => Promise.all([openai.close(), messages.close()]).then(() => undefined) };
+}
+
+/** A file's app with the three channels and a funded account, opened before its tests and closed after. */
+export interface TextChannelsSuite {
+  t: TestApp;
+  fakes: TextChannels;
+  /** The funded account's key, as an Authorization header. */
+  auth: Record<string, string>;
+}
+
+/** Opens a TextChannelsSuite for the calling test file; its fields are set once beforeAll has run. */
+export function useTextChannels(dollars = 10): TextChannelsSuite {
+  const suite = {} as TextChannelsSuite;
+  beforeAll(async () => {
+    suite.t = await createTestApp();
+    suite.fakes = await startTextChannels(suite.t);
+    suite.auth = (await seedAccount(suite.t.ctx, dollars)).auth;
+  });
+  afterAll(async () => {
+    await suite.fakes?.close();
+    await suite.t?.close();
+  });
+  return suite;
 }
 
 /** The JSON events of an SSE body (`data: [DONE]` left out). */
