@@ -6,6 +6,7 @@ import { parseDirectives } from './directives.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
 import { simulatedWireAnswer, simulatedWireStream } from './wire.ts';
 import { lastUserText, simulatedReply } from './reply.ts';
+import { judgeSampling } from './sampling.ts';
 
 // Deterministic text replies with real token counts (the same tokenizer counts prompt and reply).
 // `[sim:fail]` makes the upstream unavailable; `[sim:delay=s]` waits before the first token.
@@ -43,6 +44,7 @@ export class SimulatorText implements TextProvider {
   }
 
   private async prelude(request: TextRequest, signal: CallSignal): Promise<void> {
+    judgeSampling(request);
     const directives = parseDirectives(lastUserText(request), request.system);
     if (directives.delayMs) await sleep(directives.delayMs, signal);
     if (directives.fail) throw new TextUpstreamUnavailable(`simulated upstream failure (${directives.fail})`);
