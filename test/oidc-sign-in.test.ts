@@ -187,6 +187,27 @@ describe(`console sign-in with an OpenID Connect provider [${backendName}]`, () 
     expect(password.statusCode).toBe(200);
   });
 
+  it('a sign-up never confirmed: the provider confirms the email, and the password whoever signed up chose stops working', async () => {
+    const gateway = gateways.open;
+    const email = newEmail();
+    // Someone signs up with this address (the mail never confirmed: SMTP goes nowhere here).
+    expect((await gateway.t.app.inject({ method: 'POST', url: '/console/api/signup', payload: { email, password: 'the squatter password' } })).statusCode).toBe(202);
+    const { user_id } = await gateway.t.ctx.db.selectFrom('console_credentials').select('user_id').where('email', '=', email).executeTakeFirstOrThrow();
+
+    const browser = new Browser(person({ email, email_verified: true }));
+    expect((await signIn(gateway, browser)).search).toBe('');
+    expect((await sessionOf(gateway, browser)).body.user_id).toBe(user_id);
+    const credentials = await gateway.t.ctx.db.selectFrom('console_credentials').selectAll().where('user_id', '=', user_id).executeTakeFirstOrThrow();
+    expect(credentials.email_verified_at).not.toBeNull();
+    const squatter = await gateway.t.app.inject({ method: 'POST', url: '/console/api/session', payload: { email, password: 'the squatter password' } });
+    expect(squatter.statusCode).toBe(401);
+    // Confirmed by the provider: the person signed in may make keys.
+    const token = browser.cookie(gateway.url, 'gw_console')!;
+    const csrf = (await (await fetch(`${gateway.url}/console/api/session`, { headers: { cookie: `gw_console=${token}` } })).json()) as { csrf_token: string };
+    const key = await gateway.t.app.inject({ method: 'POST', url: '/console/api/keys', headers: { cookie: `gw_console=${token}`, 'x-csrf-token': csrf.csrf_token }, payload: { name: 'mine', unlimited: true } });
+    expect(key.statusCode, key.body).toBe(201);
+  });
+
   it('an email the provider has not verified never reaches an existing account, nor opens one', async () => {
     const gateway = gateways.open;
     const account = await seedAccount(gateway.t.ctx, 1);

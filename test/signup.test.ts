@@ -143,6 +143,22 @@ describe(`sign-up [${backendName}]`, () => {
     expect(smtp.mails.filter((m) => m.to.some((to) => to.startsWith('nobody-')))).toEqual([]);
   });
 
+  it('someone who signs up first with another person\'s address gets nothing: that person\'s own sign-up sets the password, and only the link mailed for it confirms', async () => {
+    const email = freshEmail('prehijack');
+    const mailsTo = () => smtp.mails.filter((m) => m.to.includes(email) && /Confirm/.test(m.subject));
+    expect((await post(open, '/console/api/signup', { email, password: 'the squatter password' })).statusCode).toBe(202);
+    const squatterLink = linkToken(await smtp.waitFor(email, /Confirm/), 'verify');
+    expect((await post(open, '/console/api/signup', { email, password: PASSWORD })).statusCode).toBe(202);
+    for (let i = 0; i < 200 && mailsTo().length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    const ownLink = linkToken(mailsTo()[1]!, 'verify');
+    // The link mailed before the owner's sign-up confirms nothing any more.
+    expect((await post(open, '/console/api/verify', { token: squatterLink })).statusCode).toBe(400);
+    expect((await post(open, '/console/api/verify', { token: ownLink })).statusCode).toBe(200);
+    expect((await post(open, '/console/api/session', { email, password: 'the squatter password' })).statusCode).toBe(401);
+    expect((await post(open, '/console/api/session', { email, password: PASSWORD })).statusCode).toBe(200);
+    expect(await accountsWithEmail(open, email)).toBe(1);
+  });
+
   it('an account whose email is not confirmed makes no key, even with a session', async () => {
     const email = freshEmail('unconfirmed');
     await post(open, '/console/api/signup', { email, password: PASSWORD });

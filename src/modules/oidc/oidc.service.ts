@@ -4,7 +4,8 @@ import type { AppContext } from '../../context.ts';
 import { getUser } from '../accounts/accounts.repo.ts';
 import { findCredentialsByEmail } from '../console/sessions.repo.ts';
 import { tokenHash } from '../console/session-guard.ts';
-import { openAccount } from '../signup/open-account.ts';
+import { openAccount, unusablePassword } from '../signup/open-account.ts';
+import { setUnconfirmedPassword } from '../signup/signup.repo.ts';
 import { openWithInvite } from '../signup/invites.service.ts';
 import { ApiError } from '../../core/errors.ts';
 import { deleteExpiredLogins, findIdentity, insertLogin, linkIdentity, takeLogin } from './oidc.repo.ts';
@@ -130,6 +131,10 @@ export async function finishSignIn(ctx: AppContext, provider: ProviderClient, co
   const existing = await findCredentialsByEmail(ctx.db, email);
   if (existing) {
     const userId = await activeUser(ctx, existing.user_id);
+    // A sign-up never confirmed: the provider has now shown the email is this person's, but the
+    // password was set by whoever signed up, unproven (maybe someone else with this address): it
+    // goes, and the email counts as confirmed.
+    if (existing.email_verified_at === null) await setUnconfirmedPassword(ctx.db, userId, unusablePassword(), Date.now(), true);
     // Another callback may have linked this identity a moment ago: its account is the one.
     return activeUser(ctx, await link(userId));
   }

@@ -13,6 +13,20 @@ export async function markVerified(db: Executor, userId: string, now: number): P
   await db.updateTable('console_credentials').set({ email_verified_at: now }).where('user_id', '=', userId).where('email_verified_at', 'is', null).execute();
 }
 
+/**
+ * Sets the password of an account whose email is not confirmed yet, and with `confirm` confirms it;
+ * false when the email was confirmed meanwhile (then nothing changes).
+ */
+export async function setUnconfirmedPassword(db: Executor, userId: string, passwordHash: string, now: number, confirm = false): Promise<boolean> {
+  const result = await db
+    .updateTable('console_credentials')
+    .set({ password_hash: passwordHash, updated_at: now, ...(confirm ? { email_verified_at: now } : {}) })
+    .where('user_id', '=', userId)
+    .where('email_verified_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
 export async function setPasswordHash(db: Executor, userId: string, passwordHash: string, now: number): Promise<void> {
   await db.updateTable('console_credentials').set({ password_hash: passwordHash, updated_at: now }).where('user_id', '=', userId).execute();
 }

@@ -9,7 +9,7 @@ import { canMail, sendInBackground } from './mailer.ts';
 import { accountExistsMail, resetMail, verifyMail } from './mails.ts';
 import { EMAIL_TAKEN, openAccount } from './open-account.ts';
 import { countAttempt } from './signup-limits.ts';
-import { giveBackInvite, markVerified, setInviteUser, setPasswordHash, takeInvite, useUpTokens } from './signup.repo.ts';
+import { giveBackInvite, markVerified, setInviteUser, setPasswordHash, setUnconfirmedPassword, takeInvite, useUpTokens } from './signup.repo.ts';
 import { issueToken, redeemToken } from './tokens.ts';
 
 // Customers open their own accounts (SIGNUP=open, or invite with an operator's invite), confirm the
@@ -42,7 +42,7 @@ export async function signUp(ctx: Ctx, input: { email: string; password: string;
   const passwordHash = await hashPassword(input.password);
   const existing = await findCredentialsByEmail(ctx.db, email);
   if (existing) {
-    await mailExisting(ctx, existing);
+    await mailExisting(ctx, existing, passwordHash);
     return { message: SIGNUP_ACCEPTED };
   }
   if (invite && !(await takeInvite(ctx.db, invite.id, Date.now()))) throw forbidden('This invite has already been used');
@@ -55,7 +55,7 @@ export async function signUp(ctx: Ctx, input: { email: string; password: string;
     if (!(err instanceof ApiError && err.message === EMAIL_TAKEN)) throw err;
     // A parallel sign-up opened the account first: this one is answered as for an existing email.
     const winner = await findCredentialsByEmail(ctx.db, email);
-    if (winner) await mailExisting(ctx, winner);
+    if (winner) await mailExisting(ctx, winner, passwordHash);
     return { message: SIGNUP_ACCEPTED };
   }
   if (invite) await setInviteUser(ctx.db, invite.id, userId);
@@ -63,9 +63,20 @@ export async function signUp(ctx: Ctx, input: { email: string; password: string;
   return { message: SIGNUP_ACCEPTED };
 }
 
-/** A confirmed account is told it exists; one never confirmed gets a fresh confirmation link. */
-async function mailExisting(ctx: Ctx, credentials: { user_id: string; email: string; email_verified_at: number | null }) {
-  if (credentials.email_verified_at === null) sendInBackground(ctx, verifyMail(ctx, credentials.email, await issueToken(ctx, credentials.user_id, 'verify')));
+/**
+ * A confirmed account is told it exists. One never confirmed starts over with this sign-up: nobody
+ * has shown they read its mail, so its password may be anyone's (someone signing up with another
+ * person's address first). This sign-up's password replaces it, the links mailed before stop working,
+ * and the one link that confirms the address is mailed now, for this password.
+ */
+async function mailExisting(ctx: Ctx, credentials: { user_id: string; email: string; email_verified_at: number | null }, passwordHash: string) {
+  const now = Date.now();
+  const restarted = credentials.email_verified_at === null && (await ctx.db.transaction().execute(async (trx) => {
+    if (!(await setUnconfirmedPassword(trx, credentials.user_id, passwordHash, now))) return false;
+    await useUpTokens(trx, credentials.user_id, 'verify', now);
+    return true;
+  }));
+  if (restarted) sendInBackground(ctx, verifyMail(ctx, credentials.email, await issueToken(ctx, credentials.user_id, 'verify')));
   else sendInBackground(ctx, accountExistsMail(ctx, credentials.email));
 }
 
