@@ -338,6 +338,38 @@ describe(`top-ups with Stripe Checkout [${backendName}]`, () => {
   });
 });
 
+describe(`top-ups in a currency Stripe counts in thousandths or whole units [${backendName}]`, () => {
+  it('TOPUP_CURRENCY=kwd asks Stripe for thousandths (ending in 0) and credits what was paid; isk for whole krona sent with two decimals', async () => {
+    for (const [currency, amount, unitAmount, refused] of [['kwd', 12.5, '12500', 12.505], ['isk', 12, '1200', 12.5]] as const) {
+      const other = await createTestApp({ ...stripe.env, TOPUP_CURRENCY: currency, WORKERS: '0', TEXT_FLOAT_CALLS: '0', CONSOLE_SIGNIN_RPM: '1000' });
+      try {
+        await other.app.listen({ port: 0, host: '127.0.0.1' });
+        const account = await seedAccount(other.ctx, 0);
+        const email = `${account.user.id.toLowerCase()}@example.com`;
+        await other.app.inject({ method: 'PUT', url: `/admin/users/${account.user.id}/console-credentials`, headers: adminHeaders, payload: { email, password: PASSWORD } });
+        const session = await other.app.inject({ method: 'POST', url: '/console/api/session', payload: { email, password: PASSWORD } });
+        const headers = { cookie: String(session.headers['set-cookie']).split(';')[0]!, 'x-csrf-token': session.json().csrf_token };
+        const odd = await other.app.inject({ method: 'POST', url: '/console/api/topups', headers, payload: { amount: refused } });
+        expect(odd.statusCode, `${currency} ${refused}`).toBe(400);
+        const res = await other.app.inject({ method: 'POST', url: '/console/api/topups', headers, payload: { amount } });
+        expect(res.statusCode, res.body).toBe(200);
+        const sent = stripe.requests.filter((r) => r.path === '/v1/checkout/sessions').at(-1)!.form! as { line_items: { price_data: { unit_amount: string; currency: string } }[] };
+        expect(sent.line_items[0]!.price_data).toMatchObject({ currency, unit_amount: unitAmount });
+        const { id, checkout_url } = res.json() as { id: string; checkout_url: string };
+        const port = (other.app.server.address() as { port: number }).port;
+        const paid = await stripe.deliver(`http://127.0.0.1:${port}/webhooks/stripe`, stripe.pay(checkout_url.split('/').pop()!));
+        expect(paid.status, paid.body).toBe(200);
+        expect(Number((await getUser(other.ctx.db, account.user.id))!.balance)).toBe(Math.round(amount * USD));
+        const listed = await other.app.inject({ method: 'GET', url: '/console/api/topups', headers });
+        expect(listed.json().data[0]).toMatchObject({ id, amount, price: { amount, currency }, status: 'paid' });
+        expect(await auditLedger(other.ctx.db)).toEqual([]);
+      } finally {
+        await other.close();
+      }
+    }
+  });
+});
+
 describe(`top-ups off [${backendName}]`, () => {
   it('without STRIPE_SECRET_KEY every top-up route answers a 404 that says so, and the console is told', async () => {
     const off = await createTestApp({ WORKERS: '0' });

@@ -80,6 +80,12 @@ function sessionInput(form: FormObject): O.CheckoutSessionInput {
       },
     };
   });
+  for (const [i, item] of line_items.entries()) {
+    // Stripe's three-decimal currencies: amounts in thousandths, whose last digit must be 0.
+    if (['bhd', 'jod', 'kwd', 'omr', 'tnd'].includes(item.price_data.currency) && item.price_data.unit_amount % 10 !== 0) {
+      throw invalid('Amounts in three-decimal currencies must end in 0', { param: `line_items[${i}][price_data][unit_amount]` });
+    }
+  }
   const paymentIntentData = form.payment_intent_data === undefined ? undefined : object(form.payment_intent_data, 'payment_intent_data');
   return {
     mode,

@@ -4,13 +4,20 @@ import { fromBalance, UNITS_PER_USD, type MoneyFormat } from '../../lib/money.ts
 
 // What a top-up costs. One unit of TOPUP_CURRENCY buys the balance one USD is (1,000,000 ledger
 // units): one dollar of balance with BILLING_UNIT=usd, CREDITS_PER_USD credits with credits. Stripe
-// takes amounts in the currency's smallest unit (cents), or in whole units for the currencies it
-// lists as zero-decimal; an amount must be a whole number of those.
+// takes amounts in the currency's smallest unit: cents, whole units for the currencies it lists as
+// zero-decimal, thousandths for the three-decimal ones (whose amounts must end in 0). ISK is
+// zero-decimal but still sent with two decimals, which must be 00. An amount must be a whole
+// number of what Stripe accepts.
 
 const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
+const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
 
-/** Ledger units one smallest currency unit buys. */
-export const unitsPerMinor = (currency: string) => (ZERO_DECIMAL.has(currency) ? UNITS_PER_USD : UNITS_PER_USD / 100);
+/** Ledger units one smallest currency unit (as Stripe counts amounts) buys. */
+export const unitsPerMinor = (currency: string) =>
+  ZERO_DECIMAL.has(currency) ? UNITS_PER_USD : THREE_DECIMAL.has(currency) ? UNITS_PER_USD / 1000 : UNITS_PER_USD / 100;
+
+/** The ledger units of the smallest amount step Stripe charges in. */
+const stepOf = (currency: string) => unitsPerMinor(currency) * (THREE_DECIMAL.has(currency) ? 10 : currency === 'isk' ? 100 : 1);
 
 export interface TopupPrice {
   /** Ledger units credited once paid. */
@@ -25,9 +32,9 @@ export function priceOf(format: MoneyFormat, topups: TopupsConfig, amount: numbe
     throw badRequest(`amount must be from ${topups.min} to ${topups.max}`);
   }
   const units = fromBalance(amount, format);
-  const step = unitsPerMinor(topups.currency);
-  if (units % step !== 0) throw badRequest(`amount must be a whole number of the smallest unit of ${topups.currency.toUpperCase()}`);
-  return { units, minor: units / step };
+  const step = stepOf(topups.currency);
+  if (units % step !== 0) throw badRequest(`amount must be a whole number of ${step / UNITS_PER_USD} ${topups.currency.toUpperCase()}, the smallest amount Stripe charges`);
+  return { units, minor: units / unitsPerMinor(topups.currency) };
 }
 
 /** An amount Stripe reports (disputed) in ledger units, never more than `cap`. */
