@@ -218,6 +218,20 @@ describe(`account holders narrow their keys, never past the operator [${backendN
     expect((await post('/v1/messages', { model: 'chatgen-4-haiku', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] })({ 'x-api-key': made.json().key })).statusCode).toBe(403);
     expect((await h.patch({ models: [] }, made.json().id)).json().models).toEqual([]);
   });
+
+  it("a holder's new key may have a lower rate limit than RATE_LIMIT_RPM, never a higher one", async () => {
+    const h = await holder();
+    const limit = t.ctx.config.rateLimitRpm;
+    const above = await t.app.inject({ method: 'POST', url: '/console/api/keys', headers: h.headers, payload: { name: 'fast', unlimited: true, rate_limit_rpm: limit + 1 } });
+    expect(above.statusCode, above.body).toBe(403);
+    expect(above.json().error).toMatchObject({ code: 403, message: expect.stringContaining('rate_limit_rpm') });
+    const below = await t.app.inject({ method: 'POST', url: '/console/api/keys', headers: h.headers, payload: { name: 'slow', unlimited: true, rate_limit_rpm: 5 } });
+    expect(below.statusCode, below.body).toBe(201);
+    expect(below.json().rate_limit_rpm).toBe(5);
+    // The operator may give a key more.
+    const operator = await t.app.inject({ method: 'POST', url: '/admin/keys', headers: adminHeaders, payload: { user_id: below.json().user_id, unlimited: true, rate_limit_rpm: limit * 10 } });
+    expect(operator.statusCode, operator.body).toBe(201);
+  });
 });
 
 describe(`keys create/update from the command line [${backendName}]`, () => {

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import type { KeyStatus } from '../../core/key.ts';
 import type { ApiKey, User } from '../../db/types.ts';
-import { badRequest, notFound } from '../../core/errors.ts';
+import { badRequest, forbidden, notFound } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { toBalance, toCredits } from '../../lib/money.ts';
 import { adjustKeyQuota, topUp } from '../billing/ledger.ts';
@@ -130,6 +130,10 @@ export async function createKey(ctx: Ctx, input: NewKeyInput, by: KeyWriter = 'o
   if (input.unlimited && input.quota !== undefined) throw badRequest('quota and unlimited: true cannot be sent together');
   if (!input.unlimited && input.quota === undefined) throw badRequest('send either quota or unlimited: true');
   if (!(await getUser(ctx.db, input.user_id))) throw badRequest(`user_id: no user ${input.user_id}`);
+  // RATE_LIMIT_RPM is the operator's limit on every key: an account holder may only narrow it for their own.
+  if (by === 'account' && input.rate_limit_rpm != null && input.rate_limit_rpm > ctx.config.rateLimitRpm) {
+    throw forbidden(`rate_limit_rpm: the operator allows at most ${ctx.config.rateLimitRpm} requests a minute per key`);
+  }
   const quota = input.unlimited ? 0 : units(ctx, 'quota', input.quota!);
   const policy = normalizePolicy(input, NO_POLICY);
   const secret = generateKeySecret();

@@ -103,7 +103,7 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/console/api/keys', { schema: doc("The account's keys", { response: { 200: Type.Object({ data: Type.Array(Key) }) } }) },
       async (request) => ({ data: await accounts.findKeys(ctx, userId(request)) }));
 
-    app.post('/console/api/keys', { schema: doc('Create a key (the secret is shown once; 403 until the email is confirmed)', { body: S.NewKeyBody, response: { 201: CreatedKey, 403: ErrorResponses[400], ...ErrorResponses } }) },
+    app.post('/console/api/keys', { schema: doc('Create a key (the secret is shown once; 403 until the email is confirmed, and for a rate_limit_rpm above RATE_LIMIT_RPM)', { body: S.NewKeyBody, response: { 201: CreatedKey, 403: ErrorResponses[400], ...ErrorResponses } }) },
       async (request, reply) => {
         await assertConfirmed(ctx, userId(request));
         return reply.status(201).send(await accounts.createKey(ctx, { ...request.body, user_id: userId(request) }, 'account'));

@@ -40,7 +40,7 @@ export const NewKeyBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   quota: Type.Optional(Type.Number({ minimum: 0, description: `In the balance unit; omit with unlimited: true; ${MAX_BALANCE_NOTE}` })),
   unlimited: Type.Optional(Type.Boolean()),
-  rate_limit_rpm: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()])),
+  rate_limit_rpm: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()], { description: 'Requests a minute to the calls that spend; at most RATE_LIMIT_RPM (403 above it); null or absent = RATE_LIMIT_RPM' })),
   log_bodies: Type.Optional(LogBodies),
   ...PolicyFields,
 }, closed);
