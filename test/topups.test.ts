@@ -235,6 +235,12 @@ describe(`top-ups with Stripe Checkout [${backendName}]`, () => {
     await expectState(h, 10, { id, status: 'paid' });
   });
 
+  it("a body over the endpoint's own 1 MB limit is a 413 that names that limit", async () => {
+    const res = await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=0' }, body: JSON.stringify({ pad: 'x'.repeat(1024 * 1024) }) });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ error: { code: 413, type: 'request_too_large', message: 'Request body is larger than the limit of 1048576 bytes' } });
+  });
+
   it('an unpaid completion credits nothing; the delayed payment succeeding credits it, failing marks it failed', async () => {
     const h = await holder();
     const first = await startTopup(h, 15);

@@ -50,7 +50,8 @@ function toApiError(error: FastifyError, request: FastifyRequest, bodyLimit: num
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return payloadTooLarge(bodyLimit);
+      // A route may take less than BODY_LIMIT_BYTES (the Stripe webhook, upstream callbacks): its own limit is the one passed.
+      return payloadTooLarge(request.routeOptions.bodyLimit ?? bodyLimit);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ApiError(400, 'invalid_request_error', 'Malformed JSON in request body');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
