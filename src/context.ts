@@ -143,7 +143,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
     resolve: systemResolver,
     // The lookup goes through ctx.resolve at call time, so an injected resolver applies here too.
     webhookDispatcher: safeDispatcher((host) => ctx.resolve(host), config.webhook.allowPrivate, config.webhook.timeoutMs),
-    sessions: consoleSessions({ db }),
+    sessions: consoleSessions({ db, config }),
     wakeWorkers() {},
     async close() {
       keyCache.stop();

@@ -87,6 +87,25 @@ describe(`console sign-in [${backendName}]`, () => {
     expect(withCsrf.statusCode).toBe(201);
   });
 
+  it("a new ADMIN_TOKEN ends the operator sessions the old one opened; the operator's sign-out ends its session", async () => {
+    const ok = await t.app.inject({ method: 'POST', url: '/console/api/session/operator', payload: { admin_token: adminHeaders.authorization.slice(7) }, remoteAddress: uniqueAddress() });
+    const cookie = String(ok.headers['set-cookie']).split(';')[0]!;
+    const rotated = await createTestApp({ ADMIN_TOKEN: 'a-new-admin-token-after-a-leak-0123' }, t.database);
+    try {
+      expect((await t.app.inject({ method: 'GET', url: '/admin/users', headers: { cookie } })).statusCode).toBe(200);
+      const old = await rotated.app.inject({ method: 'GET', url: '/admin/users', headers: { cookie } });
+      expect(old.statusCode, old.body).toBe(401);
+      expect((await rotated.app.inject({ method: 'GET', url: '/console/api/session', headers: { cookie } })).statusCode).toBe(401);
+      const fresh = await rotated.app.inject({ method: 'POST', url: '/console/api/session/operator', payload: { admin_token: 'a-new-admin-token-after-a-leak-0123' }, remoteAddress: uniqueAddress() });
+      const freshCookie = String(fresh.headers['set-cookie']).split(';')[0]!;
+      expect((await rotated.app.inject({ method: 'GET', url: '/admin/users', headers: { cookie: freshCookie } })).statusCode).toBe(200);
+      await rotated.app.inject({ method: 'DELETE', url: '/console/api/session', headers: { cookie: freshCookie, 'x-csrf-token': fresh.json().csrf_token } });
+      expect((await rotated.app.inject({ method: 'GET', url: '/admin/users', headers: { cookie: freshCookie } })).statusCode).toBe(401);
+    } finally {
+      await rotated.close();
+    }
+  });
+
   it("an account holder's session does not reach the admin API", async () => {
     const me = await holder();
     const res = await t.app.inject({ method: 'GET', url: '/admin/users', headers: { cookie: me.cookie } });

@@ -4,7 +4,7 @@ import { assertAdminToken } from '../../http/auth.ts';
 import { badRequest, forbidden, unauthorized } from '../../core/errors.ts';
 import { getUser } from '../accounts/accounts.repo.ts';
 import { decoyHash, hashPassword, verifyPassword } from './password.ts';
-import { tokenHash } from './session-guard.ts';
+import { operatorTokenHash, tokenHash } from './session-guard.ts';
 import { beginSignInAttempt } from './sign-in-limits.ts';
 import { deleteExpiredSessions, deleteSession, deleteUserSessions, findCredentialsByEmail, insertSession, upsertCredentials } from './sessions.repo.ts';
 
@@ -32,7 +32,8 @@ export async function openSession(ctx: Ctx, role: 'account' | 'operator', userId
   const now = Date.now();
   // Sign-ins are rare: a good moment to drop sessions that ran out, so the table stays small.
   await deleteExpiredSessions(ctx.db, now);
-  await insertSession(ctx.db, { token_hash: tokenHash(token), role, user_id: userId, csrf_token: csrfToken, created_at: now, expires_at: now + maxAgeSeconds * 1000 });
+  const hash = role === 'operator' && ctx.config.adminToken ? operatorTokenHash(token, ctx.config.adminToken) : tokenHash(token);
+  await insertSession(ctx.db, { token_hash: hash, role, user_id: userId, csrf_token: csrfToken, created_at: now, expires_at: now + maxAgeSeconds * 1000 });
   return { token, csrfToken, maxAgeSeconds, role, userId };
 }
 
@@ -59,7 +60,10 @@ export async function signInOperator(ctx: Ctx, adminToken: string, clientAddress
   return openSession(ctx, 'operator', null);
 }
 
-export const signOut = (ctx: Ctx, token: string) => deleteSession(ctx.db, tokenHash(token));
+export async function signOut(ctx: Ctx, token: string) {
+  await deleteSession(ctx.db, tokenHash(token));
+  if (ctx.config.adminToken) await deleteSession(ctx.db, operatorTokenHash(token, ctx.config.adminToken));
+}
 
 export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD_LENGTH = 10;

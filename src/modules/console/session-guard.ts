@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config.ts';
@@ -17,14 +17,29 @@ declare module 'fastify' {
   }
 }
 
-// The database alone, not the app context: context.ts makes the admin guard's session reader from here.
-type DbOnly = { db: Kysely<Database> };
+// The database and ADMIN_TOKEN, not the app context: context.ts makes the admin guard's session reader from here.
+type DbOnly = { db: Kysely<Database>; config: Pick<Config, 'adminToken'> };
 
 export const SESSION_COOKIE = 'gw_console';
 export const CSRF_HEADER = 'x-csrf-token';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/**
+ * An operator's session is stored under its token keyed with ADMIN_TOKEN: setting a new ADMIN_TOKEN
+ * (say, after the old one leaked) ends every operator session the old one opened.
+ */
+export const operatorTokenHash = (token: string, adminToken: string) => createHmac('sha256', adminToken).update(token).digest('hex');
+
+async function storedSession(ctx: DbOnly, token: string, now: number): Promise<ConsoleSessionsTable | undefined> {
+  const session = await findSession(ctx.db, tokenHash(token), now);
+  // An operator's row under the plain hash was opened before sessions were keyed with ADMIN_TOKEN.
+  if (session) return session.role === 'operator' ? undefined : session;
+  if (!ctx.config.adminToken) return undefined;
+  const operator = await findSession(ctx.db, operatorTokenHash(token, ctx.config.adminToken), now);
+  return operator?.role === 'operator' ? operator : undefined;
+}
 
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
@@ -46,7 +61,7 @@ const sameText = (a: string, b: string) => a.length === b.length && timingSafeEq
 export async function readSession(ctx: DbOnly, request: FastifyRequest): Promise<ConsoleSessionsTable | undefined> {
   const token = readCookie(request.headers.cookie, SESSION_COOKIE);
   if (!token) return undefined;
-  const session = await findSession(ctx.db, tokenHash(token), Date.now());
+  const session = await storedSession(ctx, token, Date.now());
   if (!session) throw unauthorized('Your console session has ended: sign in again');
   if (!SAFE_METHODS.has(request.method)) {
     const sent = request.headers[CSRF_HEADER];
