@@ -139,6 +139,11 @@ describe(`top-ups with Stripe Checkout [${backendName}]`, () => {
       expect(res.json().error.message).toContain('from 5 to 1000');
     }
     expect((await t.app.inject({ method: 'POST', url: '/console/api/topups', headers: h.headers, payload: { amount: 10.001 } })).statusCode).toBe(400);
+    // Below a ledger unit an amount is rounded: the checkout names what is charged and credited.
+    const rounded = await t.app.inject({ method: 'POST', url: '/console/api/topups', headers: (await holder()).headers, payload: { amount: 7.0000000001 } });
+    expect(rounded.statusCode, rounded.body).toBe(200);
+    expect(stripe.requests.filter((r) => r.path === '/v1/checkout/sessions').at(-1)!.form).toMatchObject({ line_items: [{ price_data: { unit_amount: '700', product_data: { name: 'Balance top-up: 7 USD' } } }] });
+    await delivered(stripe.expire(rounded.json().checkout_url.split('/').pop()));
     const extra = await t.app.inject({ method: 'POST', url: '/console/api/topups', headers: h.headers, payload: { amount: 10, currency: 'eur' } });
     expect(extra.statusCode).toBe(400);
     expect(extra.json().error.message).toContain('currency');

@@ -48,7 +48,7 @@ export function topupView(ctx: Pick<AppContext, 'config'>, row: Topup) {
 /** The console's own page, where Stripe sends the browser back (the hash routes the page). */
 const consolePage = (ctx: Ctx, query: string) => `${ctx.config.publicBaseUrl}/console/?${query}#/topups`;
 
-/** A Checkout Session for `amount` (balance unit): the browser is sent to its URL to pay. */
+/** A Checkout Session for `amount` (balance unit, as the ledger rounds it): the browser is sent to its URL to pay. */
 export async function startTopup(ctx: Ctx, userId: string, amount: number) {
   const topups = topupsOn(ctx);
   const price = priceOf(ctx.config, topups, amount);
@@ -63,7 +63,7 @@ export async function startTopup(ctx: Ctx, userId: string, amount: number) {
   try {
     session = await stripeFor(topups).checkout.sessions.create({
       mode: 'payment',
-      line_items: [{ quantity: 1, price_data: { currency: topups.currency, unit_amount: price.minor, product_data: { name: `Balance top-up: ${amount} ${ctx.config.billingUnit === 'usd' ? 'USD' : 'credits'}` } } }],
+      line_items: [{ quantity: 1, price_data: { currency: topups.currency, unit_amount: price.minor, product_data: { name: `Balance top-up: ${toBalance(price.units, ctx.config)} ${ctx.config.billingUnit === 'usd' ? 'USD' : 'credits'}` } } }],
       client_reference_id: userId,
       metadata,
       payment_intent_data: { metadata },
