@@ -159,6 +159,29 @@ describe(`sign-up [${backendName}]`, () => {
     expect(await accountsWithEmail(open, email)).toBe(1);
   });
 
+  it('sign-ups racing for an unconfirmed email leave one working link, for the one password left', async () => {
+    const email = freshEmail('racing-unconfirmed');
+    await post(open, '/console/api/signup', { email, password: 'the first password' });
+    await smtp.waitFor(email, /Confirm/);
+    const passwords = Array.from({ length: 5 }, (_, i) => `racing password ${i}`);
+    const answers = await Promise.all(passwords.map((password) => post(open, '/console/api/signup', { email, password })));
+    expect(answers.map((a) => a.statusCode)).toEqual(Array(5).fill(202));
+    const { user_id } = await open.ctx.db.selectFrom('console_credentials').select('user_id').where('email', '=', email).executeTakeFirstOrThrow();
+    const live = await open.ctx.db.selectFrom('signup_tokens').select('token_hash').where('user_id', '=', user_id).where('purpose', '=', 'verify').where('used_at', 'is', null).execute();
+    expect(live).toHaveLength(1);
+    for (let i = 0; i < 200 && smtp.mails.filter((m) => m.to.includes(email)).length < 6; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    const verified = await Promise.all(smtp.mails.filter((m) => m.to.includes(email)).map((m) => post(open, '/console/api/verify', { token: linkToken(m, 'verify') })));
+    expect(verified.map((v) => v.statusCode).sort()).toEqual([200, 400, 400, 400, 400, 400]);
+    // Which password is left, without sign-in's limit on wrong passwords in the way.
+    const { verifyPassword } = await import('../src/modules/console/password.ts');
+    const { password_hash } = await open.ctx.db.selectFrom('console_credentials').select('password_hash').where('user_id', '=', user_id).executeTakeFirstOrThrow();
+    const matching = [];
+    for (const password of ['the first password', ...passwords]) if (await verifyPassword(password, password_hash)) matching.push(password);
+    expect(matching).toHaveLength(1);
+    expect(matching[0]).not.toBe('the first password');
+    expect((await post(open, '/console/api/session', { email, password: matching[0]! })).statusCode).toBe(200);
+  });
+
   it('an account whose email is not confirmed makes no key, even with a session', async () => {
     const email = freshEmail('unconfirmed');
     await post(open, '/console/api/signup', { email, password: PASSWORD });

@@ -71,12 +71,14 @@ export async function signUp(ctx: Ctx, input: { email: string; password: string;
  */
 async function mailExisting(ctx: Ctx, credentials: { user_id: string; email: string; email_verified_at: number | null }, passwordHash: string) {
   const now = Date.now();
-  const restarted = credentials.email_verified_at === null && (await ctx.db.transaction().execute(async (trx) => {
-    if (!(await setUnconfirmedPassword(trx, credentials.user_id, passwordHash, now))) return false;
+  // The new link is written in the same transaction: a sign-up racing this one waits for the
+  // credentials' row, then ends this link too, so the one link left goes with the password set last.
+  const link = credentials.email_verified_at === null && (await ctx.db.transaction().execute(async (trx) => {
+    if (!(await setUnconfirmedPassword(trx, credentials.user_id, passwordHash, now))) return undefined;
     await useUpTokens(trx, credentials.user_id, 'verify', now);
-    return true;
+    return issueToken(ctx, credentials.user_id, 'verify', trx);
   }));
-  if (restarted) sendInBackground(ctx, verifyMail(ctx, credentials.email, await issueToken(ctx, credentials.user_id, 'verify')));
+  if (link) sendInBackground(ctx, verifyMail(ctx, credentials.email, link));
   else sendInBackground(ctx, accountExistsMail(ctx, credentials.email));
 }
 
