@@ -143,23 +143,37 @@ describe(`sign-up [${backendName}]`, () => {
     expect(smtp.mails.filter((m) => m.to.some((to) => to.startsWith('nobody-')))).toEqual([]);
   });
 
-  it('someone who signs up first with another person\'s address gets nothing: that person\'s own sign-up sets the password, and only the link mailed for it confirms', async () => {
+  it('an email two sign-ups named keeps neither password: the one link left confirms it and lets its reader choose one', async () => {
     const email = freshEmail('prehijack');
     const mailsTo = () => smtp.mails.filter((m) => m.to.includes(email) && /Confirm/.test(m.subject));
+    // Someone signs up first with another person's address; then that person signs up.
     expect((await post(open, '/console/api/signup', { email, password: 'the squatter password' })).statusCode).toBe(202);
     const squatterLink = linkToken(await smtp.waitFor(email, /Confirm/), 'verify');
     expect((await post(open, '/console/api/signup', { email, password: PASSWORD })).statusCode).toBe(202);
     for (let i = 0; i < 200 && mailsTo().length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    const ownLink = linkToken(mailsTo()[1]!, 'verify');
-    // The link mailed before the owner's sign-up confirms nothing any more.
+    const lastLink = linkToken(mailsTo()[1]!, 'verify');
+    // The link mailed before the second sign-up confirms nothing any more.
     expect((await post(open, '/console/api/verify', { token: squatterLink })).statusCode).toBe(400);
-    expect((await post(open, '/console/api/verify', { token: ownLink })).statusCode).toBe(200);
+    const verified = await post(open, '/console/api/verify', { token: lastLink });
+    expect(verified.statusCode, verified.body).toBe(200);
+    const { password_token } = verified.json();
+    expect(password_token).toEqual(expect.any(String));
+    // Whoever signed up in whichever order, neither password signs in (the squatter's would have
+    // opened the owner's account once the owner confirmed it).
+    for (const password of ['the squatter password', PASSWORD]) expect((await post(open, '/console/api/session', { email, password })).statusCode).toBe(401);
+    // The mail's reader sets the password with the token the confirmation gave.
+    expect((await post(open, '/console/api/password-reset/confirm', { token: password_token, password: 'chosen after confirming' })).statusCode).toBe(200);
+    expect((await post(open, '/console/api/session', { email, password: 'chosen after confirming' })).statusCode).toBe(200);
     expect((await post(open, '/console/api/session', { email, password: 'the squatter password' })).statusCode).toBe(401);
-    expect((await post(open, '/console/api/session', { email, password: PASSWORD })).statusCode).toBe(200);
     expect(await accountsWithEmail(open, email)).toBe(1);
   });
 
-  it('sign-ups racing for an unconfirmed email leave one working link, for the one password left', async () => {
+  it('an uncontested confirmation gives no password token; sign-ups racing for an unconfirmed email leave one working link and no password', async () => {
+    const single = freshEmail('uncontested');
+    await post(open, '/console/api/signup', { email: single, password: PASSWORD });
+    const plain = await post(open, '/console/api/verify', { token: linkToken(await smtp.waitFor(single, /Confirm/), 'verify') });
+    expect(plain.json()).toEqual({ verified: true });
+
     const email = freshEmail('racing-unconfirmed');
     await post(open, '/console/api/signup', { email, password: 'the first password' });
     await smtp.waitFor(email, /Confirm/);
@@ -172,14 +186,11 @@ describe(`sign-up [${backendName}]`, () => {
     for (let i = 0; i < 200 && smtp.mails.filter((m) => m.to.includes(email)).length < 6; i++) await new Promise((resolve) => setTimeout(resolve, 25));
     const verified = await Promise.all(smtp.mails.filter((m) => m.to.includes(email)).map((m) => post(open, '/console/api/verify', { token: linkToken(m, 'verify') })));
     expect(verified.map((v) => v.statusCode).sort()).toEqual([200, 400, 400, 400, 400, 400]);
-    // Which password is left, without sign-in's limit on wrong passwords in the way.
+    expect(verified.find((v) => v.statusCode === 200)!.json().password_token).toEqual(expect.any(String));
+    // No password of any sign-up is left, without sign-in's limit on wrong passwords in the way.
     const { verifyPassword } = await import('../src/modules/console/password.ts');
     const { password_hash } = await open.ctx.db.selectFrom('console_credentials').select('password_hash').where('user_id', '=', user_id).executeTakeFirstOrThrow();
-    const matching = [];
-    for (const password of ['the first password', ...passwords]) if (await verifyPassword(password, password_hash)) matching.push(password);
-    expect(matching).toHaveLength(1);
-    expect(matching[0]).not.toBe('the first password');
-    expect((await post(open, '/console/api/session', { email, password: matching[0]! })).statusCode).toBe(200);
+    for (const password of ['the first password', ...passwords]) expect(await verifyPassword(password, password_hash)).toBe(false);
   });
 
   it('an account whose email is not confirmed makes no key, even with a session', async () => {

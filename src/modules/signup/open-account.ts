@@ -22,6 +22,7 @@ export const EMAIL_TAKEN = 'email: already used by another account';
  * without a password signs in through a reset or its identity provider.
  */
 export const unusablePassword = () => `none$${randomBytes(16).toString('base64url')}`;
+export const isUnusablePassword = (hash: string) => hash.startsWith('none$');
 
 /** Opens the account and returns its user id; an email already in use is a 400. */
 export async function openAccount(ctx: Ctx, input: { email: string; passwordHash: string | null; verified: boolean }): Promise<string> {

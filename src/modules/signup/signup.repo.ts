@@ -27,6 +27,10 @@ export async function setUnconfirmedPassword(db: Executor, userId: string, passw
   return result.numUpdatedRows === 1n;
 }
 
+export async function passwordHashOf(db: Executor, userId: string): Promise<string | undefined> {
+  return (await db.selectFrom('console_credentials').select('password_hash').where('user_id', '=', userId).executeTakeFirst())?.password_hash;
+}
+
 export async function setPasswordHash(db: Executor, userId: string, passwordHash: string, now: number): Promise<void> {
   await db.updateTable('console_credentials').set({ password_hash: passwordHash, updated_at: now }).where('user_id', '=', userId).execute();
 }

@@ -20,7 +20,12 @@ export const SignUpBody = Type.Object({
 export const Accepted = Type.Object({ message: Type.String() });
 
 export const VerifyBody = Type.Object({ token: Token }, closed);
-export const Verified = Type.Object({ verified: Type.Boolean() });
+export const Verified = Type.Object({
+  verified: Type.Boolean(),
+  password_token: Type.Optional(
+    Type.String({ description: 'When two sign-ups named this email before it was confirmed: neither password stands, and this token (as a reset link\'s, for POST /console/api/password-reset/confirm) sets one' }),
+  ),
+});
 
 export const ResetBody = Type.Object({ email: Email }, closed);
 export const ResetConfirmBody = Type.Object({ token: Token, password: Password }, closed);

@@ -7,9 +7,9 @@ import { deleteUserSessions, findCredentialsByEmail } from '../console/sessions.
 import { usableInvite } from './invites.service.ts';
 import { canMail, sendInBackground } from './mailer.ts';
 import { accountExistsMail, resetMail, verifyMail } from './mails.ts';
-import { EMAIL_TAKEN, openAccount } from './open-account.ts';
+import { EMAIL_TAKEN, isUnusablePassword, openAccount, unusablePassword } from './open-account.ts';
 import { countAttempt } from './signup-limits.ts';
-import { giveBackInvite, markVerified, setInviteUser, setPasswordHash, setUnconfirmedPassword, takeInvite, useUpTokens } from './signup.repo.ts';
+import { giveBackInvite, markVerified, passwordHashOf, setInviteUser, setPasswordHash, setUnconfirmedPassword, takeInvite, useUpTokens } from './signup.repo.ts';
 import { issueToken, redeemToken } from './tokens.ts';
 
 // Customers open their own accounts (SIGNUP=open, or invite with an operator's invite), confirm the
@@ -42,7 +42,7 @@ export async function signUp(ctx: Ctx, input: { email: string; password: string;
   const passwordHash = await hashPassword(input.password);
   const existing = await findCredentialsByEmail(ctx.db, email);
   if (existing) {
-    await mailExisting(ctx, existing, passwordHash);
+    await mailExisting(ctx, existing);
     return { message: SIGNUP_ACCEPTED };
   }
   if (invite && !(await takeInvite(ctx.db, invite.id, Date.now()))) throw forbidden('This invite has already been used');
@@ -55,7 +55,7 @@ export async function signUp(ctx: Ctx, input: { email: string; password: string;
     if (!(err instanceof ApiError && err.message === EMAIL_TAKEN)) throw err;
     // A parallel sign-up opened the account first: this one is answered as for an existing email.
     const winner = await findCredentialsByEmail(ctx.db, email);
-    if (winner) await mailExisting(ctx, winner, passwordHash);
+    if (winner) await mailExisting(ctx, winner);
     return { message: SIGNUP_ACCEPTED };
   }
   if (invite) await setInviteUser(ctx.db, invite.id, userId);
@@ -64,17 +64,18 @@ export async function signUp(ctx: Ctx, input: { email: string; password: string;
 }
 
 /**
- * A confirmed account is told it exists. One never confirmed starts over with this sign-up: nobody
- * has shown they read its mail, so its password may be anyone's (someone signing up with another
- * person's address first). This sign-up's password replaces it, the links mailed before stop working,
- * and the one link that confirms the address is mailed now, for this password.
+ * A confirmed account is told it exists. One never confirmed is contested: two sign-ups named its
+ * address, and nobody has shown yet that they read its mail, so neither password may stand (the
+ * first could be someone else's, signing up with this address to take the account over later; the
+ * last could be too). The password is dropped, the links mailed before stop working, and the one
+ * link mailed now confirms the address and lets whoever opens it choose the password (verifyEmail).
  */
-async function mailExisting(ctx: Ctx, credentials: { user_id: string; email: string; email_verified_at: number | null }, passwordHash: string) {
+async function mailExisting(ctx: Ctx, credentials: { user_id: string; email: string; email_verified_at: number | null }) {
   const now = Date.now();
   // The new link is written in the same transaction: a sign-up racing this one waits for the
-  // credentials' row, then ends this link too, so the one link left goes with the password set last.
+  // credentials' row, then ends this link too, so one link is left.
   const link = credentials.email_verified_at === null && (await ctx.db.transaction().execute(async (trx) => {
-    if (!(await setUnconfirmedPassword(trx, credentials.user_id, passwordHash, now))) return undefined;
+    if (!(await setUnconfirmedPassword(trx, credentials.user_id, unusablePassword(), now))) return undefined;
     await useUpTokens(trx, credentials.user_id, 'verify', now);
     return issueToken(ctx, credentials.user_id, 'verify', trx);
   }));
@@ -82,11 +83,17 @@ async function mailExisting(ctx: Ctx, credentials: { user_id: string; email: str
   else sendInBackground(ctx, accountExistsMail(ctx, credentials.email));
 }
 
-export async function verifyEmail(ctx: Ctx, token: string, clientAddress: string) {
+/**
+ * Confirms the address. A contested account (see mailExisting) has no password yet: the answer
+ * carries a password link's token, for the console to ask the one who read the mail for it.
+ */
+export async function verifyEmail(ctx: Ctx, token: string, clientAddress: string): Promise<{ verified: true; password_token?: string }> {
   await countAttempt(ctx, clientAddress);
   const userId = await redeemToken(ctx, token, 'verify');
   if (!userId) throw badRequest(BAD_LINK);
   await markVerified(ctx.db, userId, Date.now());
+  const passwordHash = await passwordHashOf(ctx.db, userId);
+  if (passwordHash !== undefined && isUnusablePassword(passwordHash)) return { verified: true, password_token: await issueToken(ctx, userId, 'reset') };
   return { verified: true };
 }
 
