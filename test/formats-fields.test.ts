@@ -61,6 +61,16 @@ describe('stop reasons, both ways', () => {
     expect(FORMATS.gemini.decodeAnswer({ promptFeedback: { blockReason: 'SAFETY' } }).stopReason).toBe('refusal');
     expect(FORMATS.responses.decodeAnswer({ id: 'r', model: 'm', output: [], status: 'incomplete', incomplete_details: { reason: 'content_filter' } }).stopReason).toBe('refusal');
   });
+
+  it('a chat answer with calls that says `stop` (OpenAI does when tool_choice forced the call) stopped for its calls', () => {
+    const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } };
+    const whole = (finish: string) => FORMATS.chat.decodeAnswer({ id: 'x', model: 'm', choices: [{ index: 0, finish_reason: finish, message: { role: 'assistant', content: null, tool_calls: [call] } }] }).stopReason;
+    expect([whole('stop'), whole('length')]).toEqual(['tool_use', 'max_tokens']);
+    const dec = FORMATS.chat.streamDecoder();
+    const chunk = (delta: J, finish: string | null = null) => ({ id: 'x', model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+    const events = [chunk({ role: 'assistant', tool_calls: [{ index: 0, ...call }] }), chunk({}, 'stop'), '[DONE]'].flatMap((e) => dec.push(e));
+    expect(events.at(-1)).toMatchObject({ type: 'finish', stopReason: 'tool_use' });
+  });
 });
 
 describe('thinking and reasoning settings', () => {

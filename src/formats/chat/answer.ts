@@ -10,7 +10,14 @@ const FINISH_IN: Record<string, StopReason> = {
   content_filter: 'refusal',
 };
 
-export const stopReasonIn = (s: unknown): StopReason => FINISH_IN[String(s)] ?? 'end_turn';
+/**
+ * OpenAI reports `stop`, not `tool_calls`, when `tool_choice` forced the call (and some compatible
+ * upstreams always do): an answer that ends with calls ended to have them run.
+ */
+export const stopReasonIn = (s: unknown, hasCall = false): StopReason => {
+  const reason = FINISH_IN[String(s)] ?? 'end_turn';
+  return reason === 'end_turn' && hasCall ? 'tool_use' : reason;
+};
 
 /** Chat has no finish reason of its own for a stop sequence: it reports `stop`, as for a natural end. */
 export const stopReasonOut = (s: StopReason): string =>
@@ -66,7 +73,7 @@ export const decodeAnswer = (input: unknown): TextAnswer => {
     id: str(body.id, 'id'),
     model: str(body.model, 'model'),
     content,
-    stopReason: refused ? 'refusal' : stopReasonIn(choice.finish_reason),
+    stopReason: refused ? 'refusal' : stopReasonIn(choice.finish_reason, content.some((p) => p.type === 'tool_call')),
     usage: usageIn(body.usage),
     ...(typeof body.created === 'number' ? { created: body.created } : {}),
   };

@@ -71,7 +71,7 @@ export class ChatStreamDecoder implements StreamDecoder {
       }
     if (choice.finish_reason) {
       this.finishSeen = true;
-      if (this.stop !== 'refusal') this.stop = stopReasonIn(choice.finish_reason);
+      if (this.stop !== 'refusal') this.stop = stopReasonIn(choice.finish_reason, this.tools.size > 0);
       out.push(...this.close());
     }
     return out;
