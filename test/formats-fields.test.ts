@@ -145,6 +145,17 @@ describe('tools', () => {
     ]);
   });
 
+  it('media in a Gemini function response (Gemini 3 multimodal results) stay in the tool result', () => {
+    const body = { contents: [
+      { role: 'model', parts: [{ functionCall: { id: 'c1', name: 'read_file', args: {} } }] },
+      { role: 'user', parts: [{ functionResponse: { id: 'c1', name: 'read_file', response: { output: 'here' }, parts: [{ inlineData: { mimeType: 'image/png', data: PNG } }] } }] },
+    ] };
+    expect(to('gemini', body, 'messages').messages[1].content).toEqual([{ type: 'tool_result', tool_use_id: 'c1', content: [
+      { type: 'text', text: 'here' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+    ] }]);
+    expect(to('gemini', body, 'chat').messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] });
+  });
+
   it('Gemini calls without ids get ones their responses find again', () => {
     const n = FORMATS.gemini.decodeRequest({ contents: [
       { role: 'model', parts: [{ functionCall: { name: 'f', args: {} } }, { functionCall: { name: 'f', args: { x: 1 } } }] },

@@ -1,13 +1,13 @@
 // A Gemini generateContent body into the neutral request (the model comes from the URL path).
 import {
   arr, isObject, obj, optBool, optNum, optStr, optStrings, pushPart, str, unknownType, unwrapOpaque, UntranslatableField,
-  type ContentPart, type HostedTool, type Json, type MediaSource, type OutputFormat, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice, type ToolDefinition,
+  type ContentPart, type DocumentPart, type HostedTool, type ImagePart, type Json, type MediaSource, type OutputFormat, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice, type ToolDefinition,
 } from '../../core/text/index.ts';
 import { jsonSchemaOf } from './schema.ts';
 
 const GEMINI_FILES = 'generativelanguage.googleapis.com';
 
-const media = (mimeType: string, source: MediaSource, f: string): ContentPart => {
+const media = (mimeType: string, source: MediaSource, f: string): ImagePart | DocumentPart => {
   if (mimeType.startsWith('image/')) return { type: 'image', source };
   if (mimeType === 'application/pdf' || mimeType.startsWith('text/')) return { type: 'document', source };
   throw new UntranslatableField(f, `${mimeType} content has no counterpart in the upstream format`);
@@ -32,10 +32,9 @@ class CallIds {
   }
 }
 
-const decodePart = (v: unknown, f: string, ids: CallIds): ContentPart => {
+/** An inlineData or fileData part (a content part, or a part of a function's response) as an image or document. */
+const mediaPart = (v: unknown, f: string): ImagePart | DocumentPart | undefined => {
   const p = obj(v, f);
-  const sig = typeof p.thoughtSignature === 'string' ? { signature: unwrapOpaque(p.thoughtSignature, 'gemini') } : {};
-  if (typeof p.text === 'string') return p.thought === true ? { type: 'thinking', text: p.text, ...sig } : { type: 'text', text: p.text, ...sig };
   if (isObject(p.inlineData)) {
     const mimeType = str(p.inlineData.mimeType, `${f}.inlineData.mimeType`);
     return media(mimeType, { kind: 'base64', mediaType: mimeType, data: str(p.inlineData.data, `${f}.inlineData.data`) }, `${f}.inlineData`);
@@ -46,6 +45,15 @@ const decodePart = (v: unknown, f: string, ids: CallIds): ContentPart => {
     const source: MediaSource = uri.includes(GEMINI_FILES) ? { kind: 'file', fileId: uri, format: 'gemini', mediaType: mimeType } : { kind: 'url', url: uri, mediaType: mimeType };
     return media(mimeType, source, `${f}.fileData`);
   }
+  return undefined;
+};
+
+const decodePart = (v: unknown, f: string, ids: CallIds): ContentPart => {
+  const p = obj(v, f);
+  const sig = typeof p.thoughtSignature === 'string' ? { signature: unwrapOpaque(p.thoughtSignature, 'gemini') } : {};
+  if (typeof p.text === 'string') return p.thought === true ? { type: 'thinking', text: p.text, ...sig } : { type: 'text', text: p.text, ...sig };
+  const m = mediaPart(p, f);
+  if (m) return m;
   if (isObject(p.functionCall)) {
     const name = str(p.functionCall.name, `${f}.functionCall.name`);
     return { type: 'tool_call', id: ids.call(name, p.functionCall.id), name, arguments: JSON.stringify(p.functionCall.args ?? {}), ...sig };
@@ -58,7 +66,13 @@ const decodePart = (v: unknown, f: string, ids: CallIds): ContentPart => {
     const isError = keys.length === 1 && keys[0] === 'error';
     const only = keys.length === 1 ? response[keys[0]] : undefined;
     const text = typeof only === 'string' ? only : JSON.stringify(response);
-    return { type: 'tool_result', callId: ids.result(name, r.id), name, content: [{ type: 'text', text }], ...(isError ? { isError: true } : {}) };
+    // Media the function returned (Gemini 3 multimodal function responses) belong to its result.
+    const media = r.parts === undefined ? [] : arr(r.parts, `${f}.functionResponse.parts`).map((m, k) => {
+      const part = mediaPart(m, `${f}.functionResponse.parts[${k}]`);
+      if (!part) throw new UntranslatableField(`${f}.functionResponse.parts[${k}]`, 'this part has no counterpart in the upstream format');
+      return part;
+    });
+    return { type: 'tool_result', callId: ids.result(name, r.id), name, content: [{ type: 'text', text }, ...media], ...(isError ? { isError: true } : {}) };
   }
   const kind = Object.keys(p).find((k) => k !== 'thoughtSignature');
   throw new UntranslatableField(`${f}.${kind ?? 'type'}`, 'this part has no counterpart in the upstream format');
