@@ -109,6 +109,24 @@ describe('thinking and reasoning settings', () => {
     expect(forced).toMatchObject({ thinking: { type: 'disabled' }, output_config: { effort: 'low' }, temperature: 0.2, tool_choice: { type: 'any' } });
   });
 
+  it("a tool round trip whose turn has no thinking Anthropic signed goes without thinking; one that has it keeps it", () => {
+    const tools = [{ type: 'function', function: { name: 'w', parameters: { type: 'object' } } }];
+    const call = { id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } };
+    const history = [{ role: 'user', content: 'weather?' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'c1', content: 'sunny' }];
+    const fromChat = to('chat', chat({ reasoning_effort: 'high', tools }, history), 'messages');
+    expect(fromChat).toMatchObject({ thinking: { type: 'disabled' }, output_config: { effort: 'high' } });
+    // A new user question starts a new turn: thinking is on again.
+    expect(to('chat', chat({ reasoning_effort: 'high', tools }, [...history, { role: 'assistant', content: 'Sunny.' }, { role: 'user', content: 'and tomorrow?' }]), 'messages').thinking).toEqual({ type: 'adaptive' });
+    const signed = to('responses', { model: 'g', reasoning: { effort: 'high' }, tools: [{ type: 'function', name: 'w', parameters: { type: 'object' } }], input: [
+      { role: 'user', content: 'weather?' },
+      { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Look it up.' }], encrypted_content: 'gw1.messages..SIG' },
+      { type: 'function_call', call_id: 'c1', name: 'w', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'c1', output: 'sunny' },
+    ] }, 'messages');
+    expect(signed.thinking).toEqual({ type: 'adaptive' });
+    expect(signed.messages[1].content[0]).toEqual({ type: 'thinking', thinking: 'Look it up.', signature: 'SIG' });
+  });
+
   it('a format without an output ceiling gets the default one on messages', () => {
     expect(to('responses', { model: 'g', input: 'hi' }, 'messages').max_tokens).toBe(DEFAULT_MAX_TOKENS);
     expect(to('chat', chat({ max_tokens: 77 }), 'messages').max_tokens).toBe(77);

@@ -54,13 +54,29 @@ export const encodeBlock = (p: ContentPart, field: string): Json[] => {
 };
 
 /**
- * Anthropic refuses thinking together with a forced tool call: the forced call is what the caller's answer
- * must contain, so thinking is turned off (the effort still guides the answer).
+ * Whether the request continues a tool-using turn whose first assistant message does not open with a
+ * thinking block Anthropic signed: with thinking on, Anthropic refuses it ("a final assistant message must
+ * start with a thinking block"), and a client of another format has no such block to send back.
  */
-const thinking = (req: TextRequest, maxTokens: number): { thinking?: Json; output_config?: Json; max_tokens: number } => {
+const continuesUnsignedTurn = (messages: Json[]): boolean => {
+  const last = messages[messages.length - 1];
+  if (last?.role !== 'user' || !(last.content as Json[]).some((b) => b.type === 'tool_result')) return false;
+  let i = messages.length - 1;
+  while (i > 0 && !(messages[i - 1].role === 'user' && !(messages[i - 1].content as Json[]).some((b) => b.type === 'tool_result'))) i--;
+  const first = messages.slice(i).find((m) => m.role === 'assistant');
+  const type = (first?.content as Json[] | undefined)?.[0]?.type;
+  return type !== 'thinking' && type !== 'redacted_thinking';
+};
+
+/**
+ * Anthropic refuses thinking together with a forced tool call, and in a tool-using turn that did not start
+ * with its signed thinking: the call and the turn are what the caller's answer must contain, so thinking
+ * is turned off (the effort still guides the answer).
+ */
+const thinking = (req: TextRequest, maxTokens: number, unsignedTurn: boolean): { thinking?: Json; output_config?: Json; max_tokens: number } => {
   const t = req.thinking;
   if (!t) return { max_tokens: maxTokens };
-  const forced = req.toolChoice?.type === 'required' || req.toolChoice?.type === 'tool';
+  const forced = req.toolChoice?.type === 'required' || req.toolChoice?.type === 'tool' || unsignedTurn;
   if (forced && t.mode !== 'disabled') {
     const effort = t.effort === 'minimal' ? 'low' : t.effort === 'none' ? undefined : t.effort;
     return { thinking: { type: 'disabled' }, ...(effort ? { output_config: { effort } } : {}), max_tokens: maxTokens };
@@ -87,7 +103,7 @@ export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
     return { role, content };
   }).filter((m) => m.content.length > 0);
   const plainSystem = systemBlocks.length === 1 && systemBlocks[0].cache_control === undefined;
-  const t = thinking(req, req.maxOutputTokens ?? DEFAULT_MAX_TOKENS);
+  const t = thinking(req, req.maxOutputTokens ?? DEFAULT_MAX_TOKENS, continuesUnsignedTurn(messages));
   const thinkingOn = t.thinking !== undefined && t.thinking.type !== 'disabled';
   const choice = req.toolChoice;
   const noParallel = req.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {};
