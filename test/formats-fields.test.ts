@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { FORMATS } from '../src/formats/index.ts';
 import { DEFAULT_MAX_TOKENS } from '../src/formats/messages/index.ts';
 import { geminiPath } from '../src/formats/gemini/index.ts';
-import { type StopReason, type TextAnswer, type WireFormat } from '../src/core/text/index.ts';
+import { type StopReason, type TextAnswer, type TextStreamEvent, type WireFormat } from '../src/core/text/index.ts';
 import { PNG } from './support/format-fixtures.ts';
 
 type J = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -172,6 +172,31 @@ describe('tools', () => {
       { type: 'text', text: 'here' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
     ] }]);
     expect(to('gemini', body, 'chat').messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] });
+  });
+
+  it("a Gemini SDK chat's history of a streamed Anthropic answer goes back as the thinking block Anthropic signed, without empty text", () => {
+    const enc = FORMATS.gemini.streamEncoder();
+    const chunks = [
+      { type: 'start', id: 'msg_1', model: 'c' },
+      { type: 'block_start', index: 0, block: { type: 'thinking' } },
+      { type: 'thinking_delta', index: 0, text: 'Let me ' },
+      { type: 'thinking_delta', index: 0, text: 'look.' },
+      { type: 'signature', index: 0, signature: { format: 'messages', value: 'SIG' } },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { type: 'tool_call', id: 'toolu_1', name: 'f' } },
+      { type: 'arguments_delta', index: 1, json: '{"a":1}' },
+      { type: 'block_stop', index: 1 },
+      { type: 'finish', stopReason: 'tool_use', usage: { input: 1, cache_read: 0, cache_write: 0, output: 1 } },
+    ].flatMap((e) => enc.push(e as TextStreamEvent)).map((f) => JSON.parse(f.data));
+    // The SDK's Chat keeps each chunk's content as its own history entry.
+    const body = { contents: [
+      { role: 'user', parts: [{ text: 'go' }] },
+      ...chunks.map((c: J) => c.candidates[0].content),
+      { role: 'user', parts: [{ functionResponse: { id: 'toolu_1', name: 'f', response: { output: 'ok' } } }] },
+    ], generationConfig: { thinkingConfig: { thinkingBudget: 2048 } } };
+    const b = to('gemini', body, 'messages');
+    expect(b.messages[1].content).toEqual([{ type: 'thinking', thinking: 'Let me look.', signature: 'SIG' }, { type: 'tool_use', id: 'toolu_1', name: 'f', input: { a: 1 } }]);
+    expect(b.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
   });
 
   it('Gemini calls without ids get ones their responses find again', () => {

@@ -78,6 +78,24 @@ const decodePart = (v: unknown, f: string, ids: CallIds): ContentPart => {
   throw new UntranslatableField(`${f}.${kind ?? 'type'}`, 'this part has no counterpart in the upstream format');
 };
 
+/**
+ * A history part into the conversation. A streamed answer comes back as the chunks it arrived in (the
+ * Gemini SDK's chat keeps each chunk's content): a thought in pieces, its signature on the last one, and
+ * the empty text of the finish chunk. The pieces join into the one thought the signature was made for,
+ * and empty text, which other vendors refuse, is left out.
+ */
+const pushHistoryPart = (messages: TextMessage[], role: TextMessage['role'], part: ContentPart): void => {
+  if ((part.type === 'text' || part.type === 'thinking') && part.text === '' && !part.signature) return;
+  const last = messages[messages.length - 1];
+  const prev = last?.role === role ? last.content[last.content.length - 1] : undefined;
+  if (part.type === 'thinking' && prev?.type === 'thinking' && !prev.signature && !prev.redacted) {
+    prev.text += part.text;
+    if (part.signature) prev.signature = part.signature;
+    return;
+  }
+  pushPart(messages, role, part);
+};
+
 /** Function declarations; Google's own tools (googleSearch, codeExecution, ...) kept as they came for a Gemini upstream. */
 const decodeTools = (v: unknown, hosted: HostedTool[]): ToolDefinition[] | undefined => {
   if (v === undefined) return undefined;
@@ -138,7 +156,7 @@ export const decodeRequest = (input: unknown, model = ''): TextRequest => {
   arr(body.contents, 'contents').forEach((c, i) => {
     const content = obj(c, `contents[${i}]`);
     const role = content.role === 'model' ? 'assistant' : 'user';
-    arr(content.parts ?? [], `contents[${i}].parts`).forEach((p, j) => pushPart(messages, role, decodePart(p, `contents[${i}].parts[${j}]`, ids)));
+    arr(content.parts ?? [], `contents[${i}].parts`).forEach((p, j) => pushHistoryPart(messages, role, decodePart(p, `contents[${i}].parts[${j}]`, ids)));
   });
   const g = body.generationConfig === undefined ? {} : obj(body.generationConfig, 'generationConfig');
   if (typeof g.candidateCount === 'number' && g.candidateCount > 1) throw new UntranslatableField('generationConfig.candidateCount', 'several candidates per call have no counterpart in other formats');
