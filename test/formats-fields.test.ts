@@ -209,6 +209,18 @@ describe('tools', () => {
     expect(new Set(calls).size).toBe(2);
   });
 
+  it('ids made for Gemini calls fit what OpenAI (40 characters) and Anthropic (letters, digits, _ and -) take', () => {
+    const name = 'mcp.knowledge_base:search_documents_by_semantic_similarity';
+    const n = FORMATS.gemini.decodeRequest({ contents: [
+      { role: 'model', parts: [{ functionCall: { name, args: {} } }] },
+      { role: 'user', parts: [{ functionResponse: { name, response: { output: 'a' } } }] },
+    ] });
+    const id = (n.messages[0].content[0] as J).id;
+    expect(id.length).toBeLessThanOrEqual(40);
+    expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect((n.messages[1].content[0] as J).callId).toBe(id);
+  });
+
   it('calls another vendor made reach Gemini 3 with the documented signature sentinel, Gemini 2.5 without', () => {
     const body = chat({}, [
       { role: 'user', content: 'x' },

@@ -13,12 +13,18 @@ const media = (mimeType: string, source: MediaSource, f: string): ImagePart | Do
   throw new UntranslatableField(f, `${mimeType} content has no counterpart in the upstream format`);
 };
 
+/**
+ * An id for a call Gemini left without one. OpenAI takes chat call ids of at most 40 characters and
+ * Anthropic only letters, digits, `_` and `-`; Gemini's function names may be 64 long and hold `.` and `:`.
+ */
+const madeId = (name: string, n: number): string => `call_${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 24)}_${n}`;
+
 /** Calls without ids (most Gemini calls) get one, and their responses find it again by the function's name. */
 class CallIds {
   private n = 0;
   private readonly pending = new Map<string, string[]>();
   call(name: string, id: unknown): string {
-    const callId = typeof id === 'string' && id ? id : `call_${name}_${this.n++}`;
+    const callId = typeof id === 'string' && id ? id : madeId(name, this.n++);
     this.pending.set(name, [...(this.pending.get(name) ?? []), callId]);
     return callId;
   }
@@ -28,7 +34,7 @@ class CallIds {
       this.pending.set(name, queue.filter((x) => x !== id));
       return id;
     }
-    return queue.shift() ?? `call_${name}_${this.n++}`;
+    return queue.shift() ?? madeId(name, this.n++);
   }
 }
 
