@@ -127,6 +127,20 @@ describe('thinking and reasoning settings', () => {
     expect(signed.messages[1].content[0]).toEqual({ type: 'thinking', thinking: 'Look it up.', signature: 'SIG' });
   });
 
+  it('empty text, which Anthropic refuses, does not reach it: an empty tool output is a result without content', () => {
+    const b = to('responses', { model: 'g', instructions: '', input: [
+      { role: 'user', content: [{ type: 'input_text', text: '' }, { type: 'input_text', text: 'run it' }] },
+      { type: 'function_call', call_id: 'c1', name: 'sh', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'c1', output: '' },
+    ] }, 'messages');
+    expect(b.system).toBeUndefined();
+    expect(b.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'run it' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'sh', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1' }] },
+    ]);
+  });
+
   it('a format without an output ceiling gets the default one on messages', () => {
     expect(to('responses', { model: 'g', input: 'hi' }, 'messages').max_tokens).toBe(DEFAULT_MAX_TOKENS);
     expect(to('chat', chat({ max_tokens: 77 }), 'messages').max_tokens).toBe(77);

@@ -26,25 +26,31 @@ const source = (s: MediaSource, field: string, kind: 'image' | 'document'): Json
   throw new UntranslatableField(field, `document type ${s.mediaType} (the target takes PDF and plain text)`);
 };
 
-/** One neutral part as content blocks; thinking another vendor signed is left out, as Anthropic could not verify it. */
+/**
+ * One neutral part as content blocks; thinking another vendor signed is left out, as Anthropic could not
+ * verify it, and so is empty text, which Anthropic refuses ("text content blocks must be non-empty").
+ */
 export const encodeBlock = (p: ContentPart, field: string): Json[] => {
   switch (p.type) {
     case 'text':
-      return [{ type: 'text', text: p.text, ...cacheControl(p) }];
+      return p.text === '' ? [] : [{ type: 'text', text: p.text, ...cacheControl(p) }];
     case 'image':
       return [{ type: 'image', source: source(p.source, `${field}.source`, 'image'), ...cacheControl(p) }];
     case 'document':
       return [{ type: 'document', source: source(p.source, `${field}.source`, 'document'), ...(p.title ? { title: p.title } : {}), ...cacheControl(p) }];
     case 'tool_call':
       return [{ type: 'tool_use', id: p.id, name: p.name, input: argumentsObject(p.arguments), ...cacheControl(p) }];
-    case 'tool_result':
+    case 'tool_result': {
+      // A result with nothing in it goes without content (the field is optional), not with empty text.
+      const content = p.content.flatMap((c, i) => encodeBlock(c, `${field}.content[${i}]`));
       return [{
         type: 'tool_result',
         tool_use_id: p.callId,
-        content: p.content.flatMap((c, i) => encodeBlock(c, `${field}.content[${i}]`)),
+        ...(content.length ? { content } : {}),
         ...(p.isError ? { is_error: true } : {}),
         ...cacheControl(p),
       }];
+    }
     case 'thinking':
       if (p.signature?.format !== 'messages') return [];
       return p.redacted
