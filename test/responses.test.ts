@@ -38,6 +38,19 @@ describe(`stored responses [${backendName}]`, () => {
     expect((await client(key).responses.retrieve(third.id)).id).toBe(third.id);
   });
 
+  it('item references (how the AI SDK sends a stored answer back) become the stored items; another account\'s are a 400', async () => {
+    const [a, b] = [await seedAccount(t.ctx, 10), await seedAccount(t.ctx, 10)];
+    const prompt = { role: 'user' as const, content: 'Weather? [sim:tool=get_weather {"city":"Lyon"}]' };
+    const first = await client(a.key).responses.create({ model: MODEL, input: [prompt], tools });
+    const call = first.output.find((item) => item.type === 'function_call')!;
+    const input = [prompt, ...first.output.map((item) => ({ type: 'item_reference' as const, id: item.id! })), { type: 'function_call_output' as const, call_id: call.call_id, output: 'rain, 9 C' }];
+    const second = await client(a.key).responses.create({ model: MODEL, input, tools });
+    expect(second.output_text).toContain('rain, 9 C');
+    const refused = await client(b.key).responses.create({ model: MODEL, input, tools }).catch((err) => err);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(refused.message).toContain('item_reference');
+  });
+
   it('GET returns the stored Response; another account, store:false and an unknown id are not found', async () => {
     const [a, b] = [await seedAccount(t.ctx, 10), await seedAccount(t.ctx, 10)];
     const made = await client(a.key).responses.create({ model: MODEL, input: 'hello' });

@@ -85,6 +85,12 @@ export const decodeAnswer = (input: unknown): TextAnswer => {
 /** Item ids derive from the answer id and position, so a stream and its final response agree. */
 export const itemId = (prefix: 'msg' | 'fc' | 'ctc' | 'rs', answerId: string, index: number): string => `${prefix}_${answerId.replace(/^resp_/, '')}_${index}`;
 
+/** The ids the response holding an item of ours may have (its answer id lost a `resp_` in the item's). */
+export const responseIdsOfItem = (id: string): string[] => {
+  const m = /^(?:msg|fc|ctc|rs)_(.+)_\d+$/.exec(id);
+  return m ? [`resp_${m[1]}`, m[1]] : [];
+};
+
 /** The tools a request declared (its echoed `tools`), those of namespace tools included, with the namespace they are in. */
 const declaredTools = (echo: Json): { tool: Json; namespace?: string }[] =>
   (Array.isArray(echo.tools) ? echo.tools : []).flatMap((t) => {

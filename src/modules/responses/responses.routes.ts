@@ -7,7 +7,7 @@ import { declareSurface } from '../../http/surface.ts';
 import { Type } from 'typebox';
 import type { Json } from '../../core/text/index.ts';
 import { answerWire } from '../text/wire-call.ts';
-import { continueFrom, keepAnswer, readResponse } from './responses.service.ts';
+import { continueFrom, hasReferences, keepAnswer, readResponse, resolveReferences } from './responses.service.ts';
 import { ResponseObject, ResponsesRequest } from './responses.schemas.ts';
 
 const everyUpstreamFailed = () => badGateway('Every upstream for this model failed');
@@ -31,8 +31,8 @@ export function responsesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const body = request.body as Json;
         const key = request.apiKey!;
+        const body = hasReferences(request.body as Json) ? await resolveReferences(ctx, key, request.body as Json) : (request.body as Json);
         return answerWire(ctx, request, reply, {
           format: 'responses',
           body,

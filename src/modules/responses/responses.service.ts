@@ -1,5 +1,6 @@
-import type { Json, TextMessage, TextRequest } from '../../core/text/index.ts';
+import { isObject, type Json, type TextMessage, type TextRequest } from '../../core/text/index.ts';
 import { FORMATS } from '../../formats/index.ts';
+import { responseIdsOfItem } from '../../formats/responses/index.ts';
 import type { AppContext } from '../../context.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import type { CachedKey } from '../../core/key.ts';
@@ -54,6 +55,44 @@ export async function continueFrom(ctx: AppContext, key: CachedKey, request: Tex
   delete request.previousResponseId;
   request.continuedFrom = id;
   return true;
+}
+
+const isReference = (v: unknown): v is { type: 'item_reference'; id: string } => isObject(v) && v.type === 'item_reference' && typeof v.id === 'string';
+
+/** Whether the input names items by reference (checked without a turn of the event loop: most calls have none). */
+export const hasReferences = (body: Json): boolean => Array.isArray(body.input) && body.input.some(isReference);
+
+/**
+ * `item_reference` input items (the AI SDK's OpenAI provider sends them for the output of a stored
+ * response, as it stores by default) become the items they name, from the answers the gateway keeps:
+ * no other format has references, and an item id of ours says which response holds it. One not found
+ * stays a reference (a 400 naming it).
+ */
+export async function resolveReferences(ctx: AppContext, key: CachedKey, body: Json): Promise<Json> {
+  if (!Array.isArray(body.input)) return body;
+  const outputs = new Map<string, unknown[]>();
+  const now = Date.now();
+  const outputOf = async (responseId: string): Promise<unknown[]> => {
+    let output = outputs.get(responseId);
+    if (!output) {
+      const stored = await findResponse(ctx.db, key.user_id, responseId, now);
+      const parsed = stored ? (JSON.parse(stored.response) as Json) : undefined;
+      output = Array.isArray(parsed?.output) ? parsed.output : [];
+      outputs.set(responseId, output);
+    }
+    return output;
+  };
+  const input: unknown[] = [];
+  for (const item of body.input) {
+    let found: unknown;
+    if (isReference(item))
+      for (const responseId of responseIdsOfItem(item.id)) {
+        found = (await outputOf(responseId)).find((o) => isObject(o) && o.id === item.id);
+        if (found) break;
+      }
+    input.push(found ?? item);
+  }
+  return { ...body, input };
 }
 
 /** Keeps an answer the caller asked to store, with the conversation that led to it. */
