@@ -23,6 +23,10 @@ describe('400s that name the field', () => {
     ['an Anthropic server tool', 'messages', msgs({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }), 'chat', 'tools[0]'],
     ['a Google tool', 'gemini', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], tools: [{ codeExecution: {} }] }, 'responses', 'tools[0].codeExecution'],
     ['a tool result whose call is unknown, for Gemini', 'chat', chat({}, [{ role: 'tool', tool_call_id: 'zz', content: 'r' }]), 'gemini', 'messages[0].content[0].callId'],
+    // History only the caller's format has: decoded (an upstream of that format gets the body as it came), refused where translated.
+    ['a Responses item kind of its own', 'responses', { model: 'g', input: [{ type: 'web_search_call', id: 'ws_1', status: 'completed' }] }, 'messages', 'input[0].type'],
+    ['an Anthropic server tool block in the history', 'messages', msgs({}, [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} }] }]), 'responses', 'messages[1].content[0].type'],
+    ['a Gemini code execution part', 'gemini', { contents: [{ role: 'model', parts: [{ executableCode: { language: 'PYTHON', code: '1' } }] }] }, 'chat', 'contents[0].parts[0].executableCode'],
   ];
   it.each(untranslatable)('%s', (_what, from, body, target, field) => {
     const err = (() => { try { to(from, body, target); } catch (e) { return e; } })();
@@ -34,7 +38,7 @@ describe('400s that name the field', () => {
     ['several choices', 'chat', chat({ n: 2 }), 'n'],
     ['audio input', 'chat', chat({}, [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } }] }]), 'messages[0].content[0]'],
     ['image output from Gemini', 'gemini', { contents: [], generationConfig: { responseModalities: ['TEXT', 'IMAGE'] } }, 'generationConfig.responseModalities'],
-    ['a Responses item kind of its own', 'responses', { model: 'g', input: [{ type: 'item_reference', id: 'x' }] }, 'input[0].type'],
+    ['an item reference the route did not resolve from the stored answers', 'responses', { model: 'g', input: [{ type: 'item_reference', id: 'x' }] }, 'input[0].id'],
   ];
   it.each(notTranslatable)('%s', (_what, from, body, field) => {
     const err = (() => { try { FORMATS[from].decodeRequest(body); } catch (e) { return e; } })();

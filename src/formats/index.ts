@@ -30,10 +30,20 @@ const ownTools = (format: WireFormat, encode: FormatCodec['encodeRequest']): For
   return encode({ ...req, hostedTools }, targetModel);
 };
 
+/**
+ * Content only the caller's format has was left out of the neutral request: an upstream of that format
+ * gets the body as it came; encoding the request (for any format) would lose it, so it is refused.
+ */
+const whole = (encode: FormatCodec['encodeRequest']): FormatCodec['encodeRequest'] => (req, targetModel) => {
+  const left = req.untranslatable?.[0];
+  if (left) throw new UntranslatableField(left.field, left.reason);
+  return encode(req, targetModel);
+};
+
 export const FORMATS: Record<WireFormat, FormatCodec> = {
   messages: {
     decodeRequest: (b) => messages.decodeRequest(b),
-    encodeRequest: ownTools('messages', messages.encodeRequest),
+    encodeRequest: whole(ownTools('messages', messages.encodeRequest)),
     decodeAnswer: messages.decodeAnswer,
     encodeAnswer: messages.encodeAnswer,
     streamDecoder: () => new messages.StreamDecoder(),
@@ -41,7 +51,7 @@ export const FORMATS: Record<WireFormat, FormatCodec> = {
   },
   chat: {
     decodeRequest: (b) => chat.decodeRequest(b),
-    encodeRequest: ownTools('chat', chat.encodeRequest),
+    encodeRequest: whole(ownTools('chat', chat.encodeRequest)),
     decodeAnswer: chat.decodeAnswer,
     encodeAnswer: chat.encodeAnswer,
     streamDecoder: () => new chat.StreamDecoder(),
@@ -49,7 +59,7 @@ export const FORMATS: Record<WireFormat, FormatCodec> = {
   },
   responses: {
     decodeRequest: (b) => responses.decodeRequest(b),
-    encodeRequest: ownTools('responses', responses.encodeRequest),
+    encodeRequest: whole(ownTools('responses', responses.encodeRequest)),
     decodeAnswer: responses.decodeAnswer,
     encodeAnswer: (a, req) => responses.encodeAnswer(a, req ? responsesEcho(req) : {}),
     streamDecoder: () => new responses.StreamDecoder(),
@@ -57,7 +67,7 @@ export const FORMATS: Record<WireFormat, FormatCodec> = {
   },
   gemini: {
     decodeRequest: gemini.decodeRequest,
-    encodeRequest: ownTools('gemini', gemini.encodeRequest),
+    encodeRequest: whole(ownTools('gemini', gemini.encodeRequest)),
     decodeAnswer: gemini.decodeAnswer,
     encodeAnswer: gemini.encodeAnswer,
     streamDecoder: () => new gemini.StreamDecoder(),

@@ -44,6 +44,12 @@ export interface HostedTool {
   reason: string;
 }
 
+/** Where the caller's body holds something the neutral model does not, and why no other format has it. */
+export interface Untranslatable {
+  field: string;
+  reason: string;
+}
+
 export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };
 
 export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
@@ -67,6 +73,12 @@ export interface TextRequest {
   messages: TextMessage[];
   tools?: ToolDefinition[];
   hostedTools?: HostedTool[];
+  /**
+   * What the caller's body holds that only its own format expresses (a server tool's blocks in the
+   * history, an item reference, ...): it reaches an upstream of that format in the body as it came;
+   * any encoding of this request would lose it, so every translation refuses it.
+   */
+  untranslatable?: Untranslatable[];
   toolChoice?: ToolChoice;
   parallelToolCalls?: boolean;
   thinking?: ThinkingSettings;

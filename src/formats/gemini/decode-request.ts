@@ -1,7 +1,7 @@
 // A Gemini generateContent body into the neutral request (the model comes from the URL path).
 import {
   arr, isObject, obj, optBool, optNum, optStr, optStrings, pushPart, str, unknownType, unwrapOpaque, UntranslatableField,
-  type ContentPart, type DocumentPart, type HostedTool, type ImagePart, type Json, type MediaSource, type OutputFormat, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice, type ToolDefinition,
+  type ContentPart, type DocumentPart, type HostedTool, type ImagePart, type Json, type MediaSource, type OutputFormat, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice, type ToolDefinition, type Untranslatable,
 } from '../../core/text/index.ts';
 import { jsonSchemaOf } from './schema.ts';
 
@@ -54,7 +54,11 @@ const mediaPart = (v: unknown, f: string): ImagePart | DocumentPart | undefined 
   return undefined;
 };
 
-const decodePart = (v: unknown, f: string, ids: CallIds): ContentPart => {
+/**
+ * One part; a kind only Gemini has (executableCode and codeExecutionResult of its code tool, ...) is
+ * noted in `left` and left out: a Gemini upstream gets it in the body as it came.
+ */
+const decodePart = (v: unknown, f: string, ids: CallIds, left: Untranslatable[]): ContentPart | undefined => {
   const p = obj(v, f);
   const sig = typeof p.thoughtSignature === 'string' ? { signature: unwrapOpaque(p.thoughtSignature, 'gemini') } : {};
   if (typeof p.text === 'string') return p.thought === true ? { type: 'thinking', text: p.text, ...sig } : { type: 'text', text: p.text, ...sig };
@@ -81,7 +85,8 @@ const decodePart = (v: unknown, f: string, ids: CallIds): ContentPart => {
     return { type: 'tool_result', callId: ids.result(name, r.id), name, content: [{ type: 'text', text }, ...media], ...(isError ? { isError: true } : {}) };
   }
   const kind = Object.keys(p).find((k) => k !== 'thoughtSignature');
-  throw new UntranslatableField(`${f}.${kind ?? 'type'}`, 'this part has no counterpart in the upstream format');
+  left.push({ field: `${f}.${kind ?? 'type'}`, reason: 'this part has no counterpart in the upstream format' });
+  return undefined;
 };
 
 /**
@@ -155,14 +160,18 @@ export const decodeRequest = (input: unknown, model = ''): TextRequest => {
   const body = obj(input, 'body');
   const ids = new CallIds();
   const messages: TextMessage[] = [];
+  const left: Untranslatable[] = [];
   if (body.systemInstruction !== undefined) {
     const s = obj(body.systemInstruction, 'systemInstruction');
-    messages.push({ role: 'system', content: arr(s.parts ?? [], 'systemInstruction.parts').map((p, i) => decodePart(p, `systemInstruction.parts[${i}]`, ids)) });
+    messages.push({ role: 'system', content: arr(s.parts ?? [], 'systemInstruction.parts').flatMap((p, i) => decodePart(p, `systemInstruction.parts[${i}]`, ids, left) ?? []) });
   }
   arr(body.contents, 'contents').forEach((c, i) => {
     const content = obj(c, `contents[${i}]`);
     const role = content.role === 'model' ? 'assistant' : 'user';
-    arr(content.parts ?? [], `contents[${i}].parts`).forEach((p, j) => pushHistoryPart(messages, role, decodePart(p, `contents[${i}].parts[${j}]`, ids)));
+    arr(content.parts ?? [], `contents[${i}].parts`).forEach((p, j) => {
+      const part = decodePart(p, `contents[${i}].parts[${j}]`, ids, left);
+      if (part) pushHistoryPart(messages, role, part);
+    });
   });
   const g = body.generationConfig === undefined ? {} : obj(body.generationConfig, 'generationConfig');
   if (typeof g.candidateCount === 'number' && g.candidateCount > 1) throw new UntranslatableField('generationConfig.candidateCount', 'several candidates per call have no counterpart in other formats');
@@ -175,6 +184,7 @@ export const decodeRequest = (input: unknown, model = ''): TextRequest => {
     messages,
     tools: only && tools ? tools.filter((t) => only.includes(t.name)) : tools,
     hostedTools: hostedTools.length > 0 ? hostedTools : undefined,
+    untranslatable: left.length > 0 ? left : undefined,
     toolChoice: choice,
     thinking: decodeThinking(g.thinkingConfig),
     output: decodeOutput(g),

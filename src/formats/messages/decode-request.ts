@@ -1,7 +1,7 @@
 // A messages API body (Anthropic) into the neutral request.
 import {
   arr, InvalidTextField, isObject, obj, optBool, optNum, optStr, optStrings, str, unknownType, unwrapOpaque, UntranslatableField,
-  type ContentPart, type HostedTool, type Json, type MediaSource, type ToolResultContent, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice,
+  type ContentPart, type HostedTool, type Json, type MediaSource, type ToolResultContent, type TextMessage, type TextRequest, type ThinkingSettings, type ToolChoice, type Untranslatable,
 } from '../../core/text/index.ts';
 
 type Cache = { ttl?: '5m' | '1h' };
@@ -21,7 +21,11 @@ const mediaSource = (v: unknown, field: string): MediaSource => {
   throw new UntranslatableField(`${field}.type`, `source type ${JSON.stringify(s.type)} has no counterpart in the upstream format`);
 };
 
-export const decodeBlock = (v: unknown, field: string): ContentPart => {
+/**
+ * One content block; a kind only the messages API has (a server tool's blocks the vendor wrote into the
+ * history, ...) is noted in `left` and left out: a messages upstream gets it in the body as it came.
+ */
+export const decodeBlock = (v: unknown, field: string, left: Untranslatable[]): ContentPart | undefined => {
   const b = obj(v, field);
   switch (b.type) {
     case 'text':
@@ -42,22 +46,27 @@ export const decodeBlock = (v: unknown, field: string): ContentPart => {
       const content =
         b.content === undefined || typeof b.content === 'string'
           ? [{ type: 'text' as const, text: (b.content as string | undefined) ?? '' }].filter((p) => p.text !== '')
-          : arr(b.content, `${field}.content`).map((c, i) => {
+          : arr(b.content, `${field}.content`).flatMap((c, i) => {
               // Checked before decoding, so results nested in results cannot recurse.
               const type = obj(c, `${field}.content[${i}]`).type;
-              if (type !== 'text' && type !== 'image' && type !== 'document') throw new UntranslatableField(`${field}.content[${i}].type`, `${String(type)} blocks in a tool result have no counterpart in other formats`);
-              return decodeBlock(c, `${field}.content[${i}]`) as ToolResultContent;
+              if (type !== 'text' && type !== 'image' && type !== 'document') {
+                if (typeof type !== 'string') throw unknownType(`${field}.content[${i}].type`, type);
+                left.push({ field: `${field}.content[${i}].type`, reason: `${type} blocks in a tool result have no counterpart in other formats` });
+                return [];
+              }
+              return [decodeBlock(c, `${field}.content[${i}]`, left) as ToolResultContent];
             });
       return { type: 'tool_result', callId: str(b.tool_use_id, `${field}.tool_use_id`), content, ...(b.is_error === true ? { isError: true } : {}), ...cacheOf(b) };
     }
     default:
-      if (typeof b.type === 'string') throw new UntranslatableField(`${field}.type`, `${b.type} blocks have no counterpart in other formats`);
-      throw unknownType(`${field}.type`, b.type);
+      if (typeof b.type !== 'string') throw unknownType(`${field}.type`, b.type);
+      left.push({ field: `${field}.type`, reason: `${b.type} blocks have no counterpart in other formats` });
+      return undefined;
   }
 };
 
-const decodeContent = (v: unknown, field: string): ContentPart[] =>
-  typeof v === 'string' ? [{ type: 'text', text: v }] : arr(v, field).map((b, i) => decodeBlock(b, `${field}[${i}]`));
+const decodeContent = (v: unknown, field: string, left: Untranslatable[]): ContentPart[] =>
+  typeof v === 'string' ? [{ type: 'text', text: v }] : arr(v, field).flatMap((b, i) => decodeBlock(b, `${field}[${i}]`, left) ?? []);
 
 const decodeToolChoice = (v: unknown): { choice?: ToolChoice; parallel?: boolean } => {
   if (v === undefined) return {};
@@ -86,15 +95,16 @@ const decodeThinking = (body: Json): ThinkingSettings | undefined => {
 export const decodeRequest = (input: unknown): TextRequest => {
   const body = obj(input, 'body');
   const messages: TextMessage[] = [];
+  const left: Untranslatable[] = [];
   if (body.system !== undefined) {
-    const system = decodeContent(body.system, 'system');
+    const system = decodeContent(body.system, 'system', left);
     if (system.length) messages.push({ role: 'system', content: system });
   }
   arr(body.messages, 'messages').forEach((m, i) => {
     const msg = obj(m, `messages[${i}]`);
     if (msg.role !== 'user' && msg.role !== 'assistant' && msg.role !== 'system')
       throw new InvalidTextField(`messages[${i}].role`, 'must be user, assistant or system');
-    messages.push({ role: msg.role, content: decodeContent(msg.content, `messages[${i}].content`) });
+    messages.push({ role: msg.role, content: decodeContent(msg.content, `messages[${i}].content`, left) });
   });
   // Tools of Anthropic's own (typed: web_search_20250305, bash_20250124, ...) are kept as they came:
   // a messages upstream gets them, a translation refuses them (formats/index.ts).
@@ -121,6 +131,7 @@ export const decodeRequest = (input: unknown): TextRequest => {
     messages,
     tools,
     hostedTools: hostedTools.length > 0 ? hostedTools : undefined,
+    untranslatable: left.length > 0 ? left : undefined,
     toolChoice: choice,
     parallelToolCalls: parallel,
     thinking: decodeThinking(body),

@@ -1,7 +1,7 @@
 // A Responses API body (OpenAI `/v1/responses`) into the neutral request.
 import {
   arr, CUSTOM_TOOL_PARAMETERS, customArguments, InvalidTextField, isObject, obj, optBool, optNum, optStr, pushPart, sourceFromUrl, str, unknownType, unwrapOpaque, UntranslatableField,
-  type ContentPart, type HostedTool, type OutputFormat, type TextMessage, type TextRequest, type ToolChoice, type ToolDefinition, type ToolResultContent,
+  type ContentPart, type HostedTool, type OutputFormat, type TextMessage, type TextRequest, type ToolChoice, type ToolDefinition, type ToolResultContent, type Untranslatable,
 } from '../../core/text/index.ts';
 import { decodeOutputFormat, thinkingForEffort } from '../openai-shared.ts';
 
@@ -36,7 +36,11 @@ const inputPart = (v: unknown, f: string): ToolResultContent => {
 const content = (v: unknown, f: string): ToolResultContent[] =>
   typeof v === 'string' ? [{ type: 'text', text: v }] : arr(v, f).map((p, i) => inputPart(p, `${f}[${i}]`));
 
-const decodeItem = (messages: TextMessage[], v: unknown, i: number): void => {
+/**
+ * One input item into the conversation; a kind only the Responses API has (a hosted tool's call, an
+ * item reference, ...) is noted in `left` and left out: an OpenAI upstream gets it in the body as it came.
+ */
+const decodeItem = (messages: TextMessage[], v: unknown, i: number, left: Untranslatable[]): void => {
   const f = `input[${i}]`;
   const item = obj(v, f);
   const type = item.type ?? 'message';
@@ -70,7 +74,11 @@ const decodeItem = (messages: TextMessage[], v: unknown, i: number): void => {
     });
     return;
   }
-  throw new UntranslatableField(`${f}.type`, `${String(type)} items have no counterpart in other formats`);
+  if (typeof type !== 'string') throw unknownType(`${f}.type`, type);
+  // A reference the route could not resolve from this account's stored answers is not forwarded either:
+  // the upstream might hold another account's item under that id.
+  if (type === 'item_reference') throw new UntranslatableField(`${f}.id`, 'item_reference items must name an item of a response this account stored');
+  left.push({ field: `${f}.type`, reason: `${type} items have no counterpart in other formats` });
 };
 
 const decodeToolChoice = (v: unknown): ToolChoice | undefined => {
@@ -127,10 +135,11 @@ const decodeTools = (v: unknown): { tools: ToolDefinition[]; hostedTools?: Hoste
 export const decodeRequest = (input: unknown): TextRequest => {
   const body = obj(input, 'body');
   const messages: TextMessage[] = [];
+  const left: Untranslatable[] = [];
   const instructions = optStr(body.instructions, 'instructions');
   if (instructions) messages.push({ role: 'system', content: [{ type: 'text', text: instructions }] });
   if (typeof body.input === 'string') messages.push({ role: 'user', content: [{ type: 'text', text: body.input }] });
-  else if (body.input !== undefined) arr(body.input, 'input').forEach((item, i) => decodeItem(messages, item, i));
+  else if (body.input !== undefined) arr(body.input, 'input').forEach((item, i) => decodeItem(messages, item, i, left));
   const reasoning = isObject(body.reasoning) ? body.reasoning : undefined;
   const effort = reasoning ? optStr(reasoning.effort, 'reasoning.effort') : undefined;
   const summary = reasoning ? (optStr(reasoning.summary, 'reasoning.summary') ?? optStr(reasoning.generate_summary, 'reasoning.generate_summary')) : undefined;
@@ -141,6 +150,7 @@ export const decodeRequest = (input: unknown): TextRequest => {
     model: str(body.model, 'model'),
     messages,
     ...(body.tools == null ? {} : decodeTools(body.tools)),
+    untranslatable: left.length > 0 ? left : undefined,
     toolChoice: decodeToolChoice(body.tool_choice),
     parallelToolCalls: optBool(body.parallel_tool_calls, 'parallel_tool_calls'),
     thinking,

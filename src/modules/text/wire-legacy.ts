@@ -12,6 +12,8 @@ import type { FinishReason, TextChunk, TextProvider, TextRequest, TextResult } f
 const STOP: Record<FinishReason, TextAnswer['stopReason']> = { stop: 'end_turn', max_tokens: 'max_tokens', stop_sequence: 'stop_sequence', tool_calls: 'tool_use' };
 
 function refuseWhatTextLoses(request: NeutralRequest): void {
+  const left = request.untranslatable?.[0];
+  if (left) throw new UntranslatableField(left.field, left.reason);
   if (request.tools?.length && request.toolChoice?.type !== 'none') throw new UntranslatableField('tools', "this model's upstream takes no tools");
   if (request.output) throw new UntranslatableField('output format', "this model's upstream takes no output schema");
   request.messages.forEach((message, i) => {
