@@ -77,6 +77,21 @@ it('a chat upstream that ends without [DONE] after its finish reason and usage s
   expect(events.at(-1)).toMatchObject({ type: 'finish', stopReason: 'tool_use', usage: { input: 100, cache_read: 20, cache_write: 5, output: 50 } });
 });
 
+it('a chat upstream that gives its tool calls no index (Gemini\'s compatible API) still makes one call per id', () => {
+  const chunk = (delta: J, finish: string | null = null) => ({ id: 'c', model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+  const events = decodeAll('chat', [
+    chunk({ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{"x":' } }] }),
+    chunk({ tool_calls: [{ function: { arguments: '1}' } }] }),
+    chunk({ tool_calls: [{ id: 'b', type: 'function', function: { name: 'g', arguments: '{}' } }, { id: 'b', function: { arguments: '' } }] }),
+    chunk({}, 'tool_calls'),
+    '[DONE]',
+  ]);
+  expect(accumulate(events).content).toEqual([
+    { type: 'tool_call', id: 'a', name: 'f', arguments: '{"x":1}' },
+    { type: 'tool_call', id: 'b', name: 'g', arguments: '{}' },
+  ]);
+});
+
 it('a vendor error mid-stream becomes an error event in every format', () => {
   const events = [...decodeAll('messages', STREAMS.messages.slice(0, 3)), ...FORMATS.messages.streamDecoder().push({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })];
   expect(events.at(-1)).toEqual({ type: 'error', message: 'Overloaded', code: 'overloaded_error' });

@@ -13,6 +13,10 @@ export class ChatStreamDecoder implements StreamDecoder {
   private next = 0;
   /** Chat tool index -> neutral block index, so late argument deltas still find their call. */
   private readonly tools = new Map<number, number>();
+  /** The key and id of the call seen last, and the next key for a call that came without an index. */
+  private lastTool?: number;
+  private lastId?: string;
+  private unindexed = -1;
   private stop: StopReason = 'end_turn';
   private usage: UsageClasses = { ...NO_USAGE };
   private done = false;
@@ -58,7 +62,12 @@ export class ChatStreamDecoder implements StreamDecoder {
       for (const tc of d.tool_calls) {
         if (!isObject(tc)) continue;
         const fn = isObject(tc.function) ? tc.function : {};
-        const k = Number(tc.index ?? 0);
+        // Some compatible upstreams (Gemini's among them) send no index: a delta with a new id opens a
+        // call, one without (or with the same id again) continues the call seen last.
+        const id = typeof tc.id === 'string' && tc.id ? tc.id : undefined;
+        const k = typeof tc.index === 'number' ? tc.index : (id === undefined || id === this.lastId) && this.lastTool !== undefined ? this.lastTool : this.unindexed--;
+        this.lastTool = k;
+        if (id) this.lastId = id;
         let at = this.tools.get(k);
         if (at === undefined) {
           out.push(...this.close());
