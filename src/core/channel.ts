@@ -30,3 +30,23 @@ export interface Channel<Options = ChannelOptions> {
 
 /** The name the upstream knows our model by. */
 export const upstreamModelName = (channel: Channel<unknown>, model: string): string => channel.model_mapping.get(model) ?? model;
+
+/** Shorter secrets are not looked for: replacing every short run of letters would garble the message. */
+const SECRET_MIN = 8;
+
+/** What the channel sends upstream as credentials: its secret and its extra headers' values (`options.headers`). */
+function credentialsOf(channel: Pick<Channel<unknown>, 'secret' | 'options'>): string[] {
+  const headers = (channel.options as { headers?: unknown } | null)?.headers;
+  const values = headers && typeof headers === 'object' ? Object.values(headers).filter((v): v is string => typeof v === 'string') : [];
+  return [channel.secret ?? '', ...values].filter((v) => v.length >= SECRET_MIN);
+}
+
+/**
+ * `text` (an upstream's refusal, as the caller and the call log get it) without the channel's
+ * credentials: some upstreams echo what they were sent in their error messages.
+ */
+export function withoutChannelSecret(channel: Pick<Channel<unknown>, 'secret' | 'options'>, text: string): string {
+  let out = text;
+  for (const credential of credentialsOf(channel)) if (out.includes(credential)) out = out.split(credential).join('[redacted]');
+  return out;
+}

@@ -1,5 +1,6 @@
 import type { Task } from '../../db/types.ts';
 import { ChannelRefused, ReferencesBusy, UpstreamRejected, type ProviderStep, type TaskCall } from '../../core/task-provider.ts';
+import { withoutChannelSecret, type Channel } from '../../core/channel.ts';
 import { getChannel } from '../channels/channels.repo.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import { admitted } from './admission.ts';
@@ -18,6 +19,9 @@ import { kindParams } from './tasks.repo.ts';
 export type Handed = { call: TaskCall; result: ProviderStep } | Ending | { waitMs: number };
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** How a task the upstream refused ends: its message without the channel's credentials, should the upstream have echoed them. */
+export const rejected = (err: UpstreamRejected, channel: Channel): Ending => ({ state: 'failed', code: err.code, message: withoutChannelSecret(channel, err.message) });
 
 /** How a task past its deadline ends (the sweeper's ending, and a submit cut off by the deadline). */
 export function deadlinePassed(task: Task): Ending {
@@ -48,7 +52,7 @@ export async function submitToChannels(deps: TaskEngineDeps, task: Task, signal?
       if (err instanceof ReferencesBusy) return { waitMs: err.waitMs };
       if (signal?.aborted) return deadlinePassed(task);
       if (err instanceof ChannelRefused) await channelFailed(deps.db, channel.id, err.message, true);
-      if (err instanceof UpstreamRejected) return { state: 'failed', code: err.code, message: err.message };
+      if (err instanceof UpstreamRejected) return rejected(err, channel);
       lastError = err;
       deps.logger.warn({ task: task.id, channel: channel.id, err: describe(err) }, 'submit failed before the upstream accepted it; trying the next channel');
       await channelFailed(deps.db, channel.id, describe(err));

@@ -10,7 +10,7 @@ import { getTask, kindParams, overdueTasks, transition } from './tasks.repo.ts';
 import { endTask, type Ending } from './tasks.service.ts';
 import { DownloadFailed, storeResult } from './task-results.ts';
 import { pricesOf, type TaskEngineDeps } from './engine-deps.ts';
-import { deadlinePassed, submitToChannels } from './task-failover.ts';
+import { deadlinePassed, rejected, submitToChannels } from './task-failover.ts';
 import { cancelLateHandOver } from './upstream-cancel.ts';
 
 const DONE: JobOutcome = { done: true };
@@ -25,11 +25,11 @@ async function prepareCall(deps: TaskEngineDeps, task: Task): Promise<{ call: Ta
   return { call, provider };
 }
 
-async function step(run: () => Promise<ProviderStep>): Promise<ProviderStep> {
+async function step(call: TaskCall, run: () => Promise<ProviderStep>): Promise<ProviderStep> {
   try {
     return await run();
   } catch (err) {
-    if (err instanceof UpstreamRejected) return { state: 'failed', code: err.code, message: err.message };
+    if (err instanceof UpstreamRejected) return rejected(err, call.channel);
     throw err;
   }
 }
@@ -92,7 +92,7 @@ export function taskHandlers(deps: TaskEngineDeps): Record<'dispatch' | 'poll', 
       if (!isOpen(task)) return DONE;
       const prepared = await prepareCall(deps, task);
       if ('state' in prepared) return end(deps, task, prepared);
-      const result = await step(() => prepared.provider.poll(prepared.call));
+      const result = await step(prepared.call, () => prepared.provider.poll(prepared.call));
       if (result.state !== 'pending') return end(deps, task, result);
       const progress = Math.max(task.progress, result.progress ?? task.progress);
       // Most polls of a long video change nothing: no write then (thousands of open tasks poll).

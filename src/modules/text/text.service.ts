@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.ts';
-import { notFound } from '../../core/errors.ts';
+import { ApiError, notFound } from '../../core/errors.ts';
 import type { CachedKey } from '../../core/key.ts';
-import type { Channel } from '../../core/channel.ts';
+import { withoutChannelSecret, type Channel } from '../../core/channel.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import type { CallMoney, TextOutcome } from '../text-money/index.ts';
 import { costOf, holdFor } from './call-price.ts';
@@ -62,6 +62,13 @@ export async function countPromptTokens(ctx: AppContext, request: TextRequest, k
   return ours;
 }
 
+/** A refusal as the caller and the call log get it: without the channel's credentials, should the upstream have echoed them. */
+function hidingSecret(err: unknown, channel: Channel): unknown {
+  if (!(err instanceof ApiError)) return err;
+  const message = withoutChannelSecret(channel, err.message);
+  return message === err.message ? err : new ApiError(err.status, err.type, message, err.headers);
+}
+
 /** One call, failing over to the next channel when an upstream is unavailable. */
 export async function generateText(ctx: AppContext, call: TextCall, signal: CallSignal): Promise<TextResult> {
   // The call log's row waits for this part too (one async frame for the whole call: a wrapper around
@@ -85,9 +92,10 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
         noteText(call, route.channel, 'ok', result.usage, cost);
         endUpstreamSpan(span, result.usage);
         return result;
-      } catch (err) {
-        endUpstreamSpan(span, undefined, err);
-        if (err instanceof TextUpstreamUnavailable) continue;
+      } catch (thrown) {
+        endUpstreamSpan(span, undefined, thrown);
+        if (thrown instanceof TextUpstreamUnavailable) continue;
+        const err = hidingSecret(thrown, route.channel);
         if (signal.aborted) {
           // The caller left while the upstream worked on a prompt it had received: the prompt is paid
           // (our count: the upstream's own never came), and the upstream call was stopped.
@@ -148,7 +156,7 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
           endUpstreamSpan(state.span, undefined, err);
           state.span = undefined;
           if (err instanceof TextUpstreamUnavailable) continue;
-          throw err;
+          throw hidingSecret(err, route.channel);
         }
         // The upstream answered: it has the prompt, and from here a cut still pays for it.
         state.started = true;
