@@ -1,3 +1,4 @@
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { ReferenceRules } from './core/provider-settings.ts';
@@ -254,6 +255,30 @@ function url(env: Env, name: string, fallback: string | undefined, protocols: st
   return raw;
 }
 
+// What Fastify's trustProxy (proxy-addr) takes in a list: addresses, CIDRs (a prefix length or a
+// netmask) and its names for ranges. Checked here, so a bad entry names the variable at start.
+const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function proxyEntry(entry: string): boolean {
+  if (PROXY_RANGES.includes(entry)) return true;
+  const [address = '', range, ...rest] = entry.split('/');
+  const family = net.isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (/^\d{1,3}$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  return family === 4 && net.isIPv4(range);
+}
+
+function trustProxy(env: Env): string | undefined {
+  const raw = optional(env, 'TRUST_PROXY');
+  if (raw === undefined) return undefined;
+  const bad = raw.split(',').map((a) => a.trim()).find((entry) => !proxyEntry(entry));
+  if (bad !== undefined) {
+    throw new ConfigError('TRUST_PROXY', `must be proxy addresses or CIDRs separated by commas (or loopback, linklocal, uniquelocal), got "${bad}" in "${raw}"`);
+  }
+  return raw;
+}
+
 function httpTimeouts(env: Env): Config['http'] {
   const requestTimeoutMs = int(env, 'REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000);
   return {
@@ -344,7 +369,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     textFloatCalls: int(env, 'TEXT_FLOAT_CALLS', databaseUrl.startsWith('sqlite:') ? 32 : 0, 0, 10_000),
     textFloatIdleMs: int(env, 'TEXT_FLOAT_IDLE_MS', 2000, 10, 3_600_000),
     cluster: optional(env, 'CLUSTER') === 'auto' ? os.availableParallelism() : int(env, 'CLUSTER', 0, 0, 256),
-    trustProxy: optional(env, 'TRUST_PROXY'),
+    trustProxy: trustProxy(env),
     console: {
       signInRpm: int(env, 'CONSOLE_SIGNIN_RPM', 10, 1, 100_000),
       sessionHours: int(env, 'CONSOLE_SESSION_HOURS', 12, 1, 24 * 30),

@@ -79,12 +79,22 @@ function startBackground(ctx: AppContext) {
   return workers;
 }
 
+/** Why the port could not be opened, naming the variable to change (the start's one line). */
+function listenFailure(config: Readonly<Config>, err: NodeJS.ErrnoException): Error {
+  const at = `${config.host}:${config.port}`;
+  if (err.code === 'EADDRINUSE') return new Error(`PORT: ${at} is in use by another process`);
+  if (err.code === 'EACCES') return new Error(`PORT: no permission to listen on ${at}`);
+  return new Error(`HOST: cannot listen on ${at} (${err.message})`);
+}
+
 /** HTTP and, unless WORKERS=0, background workers in one process. */
 export async function serve(config: Readonly<Config>): Promise<void> {
   const ctx = await prepare(config);
   const app = await buildApp(ctx);
   const workers = config.workers > 0 ? startBackground(ctx) : undefined;
-  await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host: config.host }).catch((err) => {
+    throw listenFailure(config, err);
+  });
   printWelcome(config, await ensureDemoAccount(ctx));
   // server.close() waits for keep-alive sockets; close each one as soon as its response is done.
   const closeHttp = async () => {

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +56,30 @@ describe(`start-up errors [${backendName}]`, () => {
       expectOneCleanLine(stderr, 'DATABASE_URL', '/etc/hostname/gateway.db');
     }
   }, 60_000);
+
+  it('a bad TRUST_PROXY, HOST, a PORT in use or a FILES_DIR that cannot be made: one line naming the variable', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-startup-'));
+    const database = `sqlite:${path.join(dir, 'gateway.db')}`;
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = String((busy.address() as net.AddressInfo).port);
+    const cases: [Record<string, string>, string[]][] = [
+      [{ TRUST_PROXY: 'true' }, ['TRUST_PROXY', '"true"']],
+      [{ TRUST_PROXY: '127.0.0.1, 10.0.0.0/99' }, ['TRUST_PROXY', '10.0.0.0/99']],
+      [{ HOST: 'nohost.invalid' }, ['HOST', 'nohost.invalid']],
+      [{ PORT: port }, ['PORT', `127.0.0.1:${port}`, 'in use']],
+      [{ FILES_DIR: '/etc/hostname/files' }, ['FILES_DIR', '/etc/hostname/files']],
+    ];
+    try {
+      for (const [env, mentions] of cases) {
+        const { code, stderr } = await run(serve, { DATABASE_URL: database, ...env });
+        expect(code, JSON.stringify(env)).toBe(1);
+        expectOneCleanLine(stderr, ...mentions);
+      }
+    } finally {
+      busy.close();
+    }
+  }, 90_000);
 
   it.runIf(usingPostgres)('a Postgres database that does not exist: DATABASE_URL and the address, from serve and the CLI', async () => {
     const url = new URL(process.env.DATABASE_URL!);
