@@ -71,6 +71,32 @@ describe(`admin and console writes take only their documented fields [${backendN
     expect(await auditLedger(t.ctx.db)).toEqual([]);
   });
 
+  it('an id in the path that names nothing is a 404 not_found_error on every admin route that takes one', async () => {
+    const routes: [string, string, object | undefined][] = [
+      ['POST', '/admin/users/usr_nope/topup', { amount: 1 }],
+      ['PATCH', '/admin/users/usr_nope', { alert_below: 1 }],
+      ['PUT', '/admin/users/usr_nope/console-credentials', { email: 'nobody@example.com', password: PASSWORD }],
+      ['GET', '/admin/users/usr_nope/webhook-secret', undefined],
+      ['POST', '/admin/users/usr_nope/webhook-secret/rotate', undefined],
+      ['PATCH', '/admin/keys/key_nope', { name: 'x' }],
+      ['DELETE', '/admin/keys/key_nope', undefined],
+      ['PATCH', '/admin/channels/ch_nope', { name: 'x' }],
+      ['DELETE', '/admin/channels/ch_nope', undefined],
+      ['POST', '/admin/channels/ch_nope/test', undefined],
+      ['GET', '/admin/calls/nope', undefined],
+      ['GET', '/admin/calls/nope/bodies', undefined],
+      ['GET', '/admin/tasks/task_nope/deliveries', undefined],
+      ['POST', '/admin/tasks/task_nope/redeliver', undefined],
+      ['DELETE', '/admin/codes/code_nope', undefined],
+      ['DELETE', '/admin/invites/inv_nope', undefined],
+    ];
+    for (const [method, url, payload] of routes) {
+      const res = await t.app.inject({ method: method as 'GET', url, headers: adminHeaders, ...(payload ? { payload } : {}) });
+      expect.soft(res.statusCode, `${method} ${url}: ${res.body}`).toBe(404);
+      expect.soft(res.json().error, `${method} ${url}`).toMatchObject({ code: 404, type: 'not_found_error' });
+    }
+  });
+
   it('PATCH /admin/keys/:id cannot write a column it does not document: no free quota, no moved key', async () => {
     const account = await seedAccount(t.ctx, 5, { quota: 1 });
     const other = await seedAccount(t.ctx, 5);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { assertAdminToken } from '../../http/auth.ts';
-import { badRequest, forbidden, unauthorized } from '../../core/errors.ts';
+import { badRequest, forbidden, notFound, unauthorized } from '../../core/errors.ts';
 import { getUser } from '../accounts/accounts.repo.ts';
 import { decoyHash, hashPassword, verifyPassword } from './password.ts';
 import { operatorTokenHash, tokenHash } from './session-guard.ts';
@@ -73,7 +73,7 @@ export async function setCredentials(ctx: Ctx, userId: string, input: { email: s
   const email = normalizeEmail(input.email);
   if (!EMAIL.test(email)) throw badRequest('email: not an email address');
   if (input.password.length < MIN_PASSWORD_LENGTH) throw badRequest(`password: at least ${MIN_PASSWORD_LENGTH} characters`);
-  if (!(await getUser(ctx.db, userId))) throw badRequest(`No user ${userId}`);
+  if (!(await getUser(ctx.db, userId))) throw notFound(`No user ${userId}`);
   const existing = await findCredentialsByEmail(ctx.db, email);
   if (existing && existing.user_id !== userId) throw badRequest('email: already used by another account');
   await upsertCredentials(ctx.db, { user_id: userId, email, password_hash: await hashPassword(input.password), now: Date.now() });
