@@ -45,6 +45,10 @@ import { addRequestSpans } from './http/request-spans.ts';
 // A caller's x-request-id is kept only in a safe alphabet and starting with a letter or digit: it is
 // written to logs and to the usage export, where a leading `-`, `+`, `=` or `@` would be a formula.
 const REQUEST_ID = /^[A-Za-z0-9][\w.:-]{0,127}$/;
+// The form of the ids made below. A caller's id of this form is replaced: the next ones can be read
+// off any answer, and a call log row is kept per id, so a caller sending them first would take the
+// ids (and the call log rows) of other accounts' calls.
+const GENERATED_FORM = /^[0-9a-f]{12}-[0-9a-z]+$/;
 
 // Unique across processes (a random prefix per process) and cheaper than a UUID per request; hex,
 // so a generated id starts with a letter or digit too.
@@ -135,7 +139,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : nextRequestId();
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) && !GENERATED_FORM.test(incoming) ? incoming : nextRequestId();
     },
     // JSON types count as sent: `n: "2"` is an error, not a 2.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },

@@ -209,6 +209,25 @@ describe(`call log [${backendName}]`, () => {
     expect(bad.statusCode).toBe(400);
   });
 
+  it("a caller cannot take the id the gateway is about to give another account's call: its row is never lost", async () => {
+    const attacker = await seedAccount(t.ctx, 5);
+    const victim = await seedAccount(t.ctx, 5);
+    // Generated ids are this process's prefix and a count: the next ones can be read off any answer.
+    const seen = String((await post('/v1/messages', attacker.auth, messages('hi'))).headers['x-request-id']);
+    const [prefix, count] = seen.split('-') as [string, string];
+    for (let i = 1; i <= 10; i++) {
+      const claimed = `${prefix}-${(parseInt(count, 36) + i).toString(36)}`;
+      expect((await post('/v1/messages', { ...attacker.auth, 'x-request-id': claimed }, messages('hi'))).statusCode).toBe(200);
+    }
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(String((await post('/v1/messages', victim.auth, messages('mine'))).headers['x-request-id']));
+    for (const id of ids) expect((await logged(id)).user_id).toBe(victim.user.id);
+    // An id of the caller's own that is not in the gateway's form is still kept and echoed.
+    const own = await post('/v1/messages', { ...attacker.auth, 'x-request-id': 'trace-7f3a' }, messages('hi'));
+    expect(own.headers['x-request-id']).toBe('trace-7f3a');
+    expect((await logged('trace-7f3a')).user_id).toBe(attacker.user.id);
+  });
+
   it('the sweeper deletes rows past CALL_LOG_DAYS once, with two processes sweeping at once', async () => {
     const second = await createTestApp({}, t.database);
     try {
