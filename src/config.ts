@@ -49,6 +49,8 @@ export interface Config {
   workers: number;
   /** Poll jobs each process runs at once, besides `workers`: they mostly wait on an upstream. */
   pollWorkers: number;
+  /** Callback deliveries (and balance alerts) each process runs at once, besides `workers`: they wait on receivers. */
+  webhookWorkers: number;
   jobLeaseMs: number;
   jobPollMs: number;
   simulatorLatencyMs: number;
@@ -330,6 +332,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     keyCachePollMs: int(env, 'KEY_CACHE_POLL_MS', 500, 50, 60_000),
     workers,
     pollWorkers: int(env, 'POLL_WORKERS', 256, 1, 10_000),
+    webhookWorkers: int(env, 'WEBHOOK_WORKERS', 64, 1, 10_000),
     jobLeaseMs: int(env, 'JOB_LEASE_MS', 30_000, 100, 3_600_000),
     jobPollMs: int(env, 'JOB_POLL_MS', 200, 5, 60_000),
     simulatorLatencyMs: int(env, 'SIMULATOR_LATENCY_MS', 3000, 0, 3_600_000),

@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import { JobRunner } from '../../jobs/runner.ts';
+import type { JobKind } from '../../db/types.ts';
 import type { TaskEngineDeps } from './engine-deps.ts';
 import { sweepDeadlines, taskHandlers } from './task-worker.ts';
 import { enqueue } from '../../jobs/jobs.repo.ts';
@@ -48,14 +49,17 @@ export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise
   const timing = { pollMs: ctx.config.jobPollMs, leaseMs: ctx.config.jobLeaseMs };
   // Polls wait on the upstream (and on each other, to share one list call), so they get slots of
   // their own: with thousands of open tasks they would otherwise hold every slot dispatches need.
-  const runner = new JobRunner(ctx.db, ctx.db.dialect, ctx.logger, handlers, { ...timing, concurrency: ctx.config.workers, kinds: { except: ['poll'] } });
+  // Callbacks wait on callers' receivers (up to WEBHOOK_TIMEOUT each attempt): in slots of their own
+  // too, so one account's slow or hanging receiver never holds up the tasks of the others.
+  const callbacks: JobKind[] = ['deliver', 'alert'];
+  const runner = new JobRunner(ctx.db, ctx.db.dialect, ctx.logger, handlers, { ...timing, concurrency: ctx.config.workers, kinds: { except: ['poll', ...callbacks] } });
   const polls = new JobRunner(ctx.db, ctx.db.dialect, ctx.logger, handlers, { ...timing, concurrency: ctx.config.pollWorkers, kinds: { only: ['poll'] } });
+  const deliveries = new JobRunner(ctx.db, ctx.db.dialect, ctx.logger, handlers, { ...timing, concurrency: ctx.config.webhookWorkers, kinds: { only: callbacks } });
+  const runners = [runner, polls, deliveries];
   ctx.wakeWorkers = () => {
-    runner.wake();
-    polls.wake();
+    for (const r of runners) r.wake();
   };
-  runner.start();
-  polls.start();
+  for (const r of runners) r.start();
   const deadlines = setInterval(() => {
     sweepDeadlines(deps).catch((err) => ctx.logger.error({ err }, 'deadline sweep failed'));
   }, SWEEP_DEADLINES_MS);
@@ -66,14 +70,14 @@ export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise
   deadlines.unref();
   files.unref();
   const stopWatchingBalances = watchBalances(ctx);
-  ctx.logger.info({ owner: runner.owner, concurrency: ctx.config.workers, polls: ctx.config.pollWorkers }, 'workers started');
+  ctx.logger.info({ owner: runner.owner, concurrency: ctx.config.workers, polls: ctx.config.pollWorkers, callbacks: ctx.config.webhookWorkers }, 'workers started');
   return {
     async stop(graceMs) {
       clearInterval(deadlines);
       clearInterval(files);
       stopWatchingBalances();
       ctx.wakeWorkers = () => {};
-      await Promise.all([runner.stop(graceMs), polls.stop(graceMs)]);
+      await Promise.all(runners.map((r) => r.stop(graceMs)));
     },
   };
 }
