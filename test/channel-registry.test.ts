@@ -71,6 +71,20 @@ describe(`channel types come from one registry [${backendName}]`, () => {
     expect(listed.filter((c: any) => c.name === 'x')).toEqual([]);
   });
 
+  it('a base_url with user info, a query or a fragment is a 400 naming base_url: credentials go in secret or options.headers', async () => {
+    const base = { name: 'u', type: 'openai', secret: 'sk-x', models: ['imggen-2'] };
+    for (const base_url of ['https://user:hunter2-secret@up.example', 'https://up.example/v1?key=abc', 'https://up.example/#x']) {
+      const res = await admin('POST', '/admin/channels', { ...base, base_url });
+      expect(res.statusCode, base_url).toBe(400);
+      expect(res.json().error.message).toContain('base_url');
+    }
+    const made = await admin('POST', '/admin/channels', { ...base, base_url: 'https://up.example/prefix' });
+    expect(made.statusCode, made.body).toBe(201);
+    expect((await admin('PATCH', `/admin/channels/${made.json().id}`, { base_url: 'https://user:hunter2-secret@up.example' })).statusCode).toBe(400);
+    expect((await admin('GET', '/admin/channels')).body).not.toContain('hunter2-secret');
+    expect((await admin('DELETE', `/admin/channels/${made.json().id}`)).statusCode).toBe(200);
+  });
+
   it('secrets inside options are stored and used, never shown back; a PATCH merges options', async () => {
     const created = await chatChannel({ organization: 'org-1', headers: { 'cf-access-client-secret': HEADER_SECRET } });
     expect(created.statusCode, created.body).toBe(201);

@@ -145,11 +145,17 @@ function checkChannel(input: { type: string; base_url?: string | null; options: 
   const entry = knownType(input.type);
   if (input.models) checkServedModels(entry, input.models);
   if (input.base_url) {
+    let url: URL;
     try {
-      const url = new URL(input.base_url);
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
+      url = new URL(input.base_url);
     } catch {
       throw badRequest('base_url must be an http(s) URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('base_url must be an http(s) URL');
+    // The adapters append their paths to it and send only its origin and path: user info would never
+    // be sent (yet shown back in every listing), a query or fragment would end up inside the path.
+    if (url.username || url.password || url.search || url.hash || input.base_url.includes('?') || input.base_url.includes('#')) {
+      throw badRequest('base_url must be an origin and path only, without user info, query or fragment: credentials go in secret or options.headers');
     }
   }
   if (entry.baseUrl === 'required' && !input.base_url) throw badRequest(`base_url is required for a ${input.type} channel`);
