@@ -226,6 +226,17 @@ function seconds(env: Env, name: string, fallback: number[]): number[] {
   return parts.map((p) => Math.round(Number(p) * 1000));
 }
 
+/** One attempt's time: a positive number of seconds (0 would end every attempt before it began). */
+function webhookTimeout(env: Env): number {
+  const raw = optional(env, 'WEBHOOK_TIMEOUT');
+  if (raw === undefined) return 10_000;
+  const ms = Math.round(Number(raw.trim()) * 1000);
+  if (!/^\d+(\.\d+)?$/.test(raw.trim()) || ms <= 0 || ms > 600_000) {
+    throw new ConfigError('WEBHOOK_TIMEOUT', `must be one number of seconds above 0 and at most 600, got "${raw}"`);
+  }
+  return ms;
+}
+
 function ports(env: Env, name: string): number[] | '*' {
   const raw = str(env, name, '80,443').trim();
   if (raw === '*') return '*';
@@ -386,7 +397,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       ports: ports(env, 'WEBHOOK_ALLOWED_PORTS'),
       retryDelaysMs: seconds(env, 'WEBHOOK_RETRY_DELAYS', [10, 30, 60]),
-      timeoutMs: seconds(env, 'WEBHOOK_TIMEOUT', [10])[0]!,
+      timeoutMs: webhookTimeout(env),
       ownHosts: str(env, 'WEBHOOK_BLOCKED_HOSTS', '')
         .split(',')
         .map((h) => h.trim().toLowerCase())

@@ -57,7 +57,7 @@ describe(`start-up errors [${backendName}]`, () => {
     }
   }, 60_000);
 
-  it('a bad TRUST_PROXY, HOST, a PORT in use or a FILES_DIR that cannot be made: one line naming the variable', async () => {
+  it('a bad TRUST_PROXY or WEBHOOK_TIMEOUT, HOST, a PORT in use or a FILES_DIR that cannot be made: one line naming the variable', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-startup-'));
     const database = `sqlite:${path.join(dir, 'gateway.db')}`;
     const busy = net.createServer();
@@ -69,6 +69,8 @@ describe(`start-up errors [${backendName}]`, () => {
       [{ HOST: 'nohost.invalid' }, ['HOST', 'nohost.invalid']],
       [{ PORT: port }, ['PORT', `127.0.0.1:${port}`, 'in use']],
       [{ FILES_DIR: '/etc/hostname/files' }, ['FILES_DIR', '/etc/hostname/files']],
+      [{ WEBHOOK_TIMEOUT: '0' }, ['WEBHOOK_TIMEOUT', '"0"']],
+      [{ WEBHOOK_TIMEOUT: '10,20' }, ['WEBHOOK_TIMEOUT', '"10,20"']],
     ];
     try {
       for (const [env, mentions] of cases) {
