@@ -193,6 +193,14 @@ describe(`customer groups [${backendName}]`, () => {
     expect(listed[0].pricing).toEqual({ per_token: { input_per_million: 1, output_per_million: 2 } });
   });
 
+  it("a group's models take aliases as a key's do, stored as their ids", async () => {
+    const saved = await saveGroup({ name: 'aliases', multiplier: 1, models: ['imggen-2-ext', 'imggen-2', 'imgpro-ext'] });
+    expect(saved.models).toEqual(['imggen-2', 'imgpro-3-preview']);
+    const account = await accountIn('aliases');
+    for (const model of ['imggen-2', 'imggen-2-ext']) expect((await t.app.inject({ method: 'POST', url: '/v1/images/generations', headers: account.auth, payload: { ...IMAGE, model } })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/images/generations', headers: account.auth, payload: { ...IMAGE, model: 'imgart-5-0-pro' } })).statusCode).toBe(403);
+  });
+
   it('a moved account pays its new group on its next call', async () => {
     const mover = await accountIn(undefined);
     const first = await textCall(mover);

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
-import { allModelIds } from '../../core/catalog/models.ts';
+import { allModelIds, resolveModel } from '../../core/catalog/models.ts';
 import type { ModelPrice } from '../billing/price-schema.ts';
 import { parsePricing, PricingError } from '../billing/pricing.ts';
 import { priceProblem } from '../billing/price-rules.ts';
@@ -65,7 +65,8 @@ function checkedPrices(ctx: Ctx, prices: Record<string, unknown>, multiplier: nu
 
 export async function saveGroup(ctx: Ctx, input: GroupInput) {
   if (input.name === DEFAULT_GROUP) throw badRequest('name: the default group is the price table as it is and cannot be changed');
-  const models = [...new Set(input.models ?? [])];
+  // Aliases as a key's list takes them: stored as the ids the calls are checked by.
+  const models = [...new Set((input.models ?? []).map((m) => resolveModel(m)?.id ?? m))];
   const unknownModel = models.find((m) => !known(ctx, m));
   if (unknownModel) throw badRequest(`models: no such model ${unknownModel}`);
   const row = { name: input.name, multiplier: input.multiplier, models, prices: checkedPrices(ctx, input.prices ?? {}, input.multiplier) };
