@@ -210,6 +210,27 @@ describe(`account holders narrow their keys, never past the operator [${backendN
     expect(key).toMatchObject({ models: ['imggen-2', 'vidgen-2.0'], allowed_ips: ['10.1.0.0/16'], expires_at: until - 60 });
   });
 
+  it('a key the operator disabled stays disabled: the holder cannot enable it (403 naming status) until the operator does', async () => {
+    const h = await holder();
+    const call = () => post('/v1/images/generations', { model: 'imggen-2', prompt: 'a cat' })({ authorization: `Bearer ${h.key}` });
+    const operator = (status: string) => t.app.inject({ method: 'PATCH', url: `/admin/keys/${h.keyId}`, headers: adminHeaders, payload: { status } });
+    expect((await operator('disabled')).json().status).toBe('disabled');
+    const refused = await h.patch({ status: 'active' });
+    expect(refused.statusCode, refused.body).toBe(403);
+    expect(refused.json().error.message).toContain('status');
+    expect((await call()).statusCode).toBe(401);
+    // Other changes of the holder still apply, and the operator's later changes keep the mark.
+    expect((await h.patch({ log_bodies: true })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'PATCH', url: `/admin/keys/${h.keyId}`, headers: adminHeaders, payload: { models: ['imggen-2'] } })).statusCode).toBe(200);
+    expect((await h.patch({ status: 'active' })).statusCode).toBe(403);
+    // Enabled by the operator, the key is the holder's to disable and enable again.
+    expect((await operator('active')).json().status).toBe('active');
+    expect((await h.patch({ status: 'disabled' })).json().status).toBe('disabled');
+    expect((await h.patch({ status: 'active' })).json().status).toBe('active');
+    expect((await call()).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/console/api/keys', headers: h.headers })).json().data[0].operator_policy).toEqual({ models: ['imggen-2'], allowed_ips: [], expires_at: null });
+  });
+
   it('a key the holder made has no ceiling: the holder sets and lifts its limits', async () => {
     const h = await holder();
     const made = await t.app.inject({ method: 'POST', url: '/console/api/keys', headers: h.headers, payload: { name: 'ci', unlimited: true, models: ['textgen-2.5-flash'] } });

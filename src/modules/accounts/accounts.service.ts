@@ -10,7 +10,7 @@ import { getUser, insertUser, listUsers, updateAlert } from './accounts.repo.ts'
 import type { Pending } from '../text-money/index.ts';
 import { acceptAlertUrl } from '../webhooks/balance-alerts.ts';
 import { generateKeySecret } from './key-secret.ts';
-import { assertWithinCeiling, ceilingOfRow, normalizePolicy, NO_POLICY, policyColumns, policyOfRow, type KeyPolicy } from './key-policy.ts';
+import { assertWithinCeiling, ceilingColumn, ceilingOfRow, disabledByOperator, normalizePolicy, NO_POLICY, policyColumns, policyOfRow, type KeyPolicy } from './key-policy.ts';
 import { getKey, insertKey, listKeys, lockKey, updateKey, updateKeySettings } from './keys.repo.ts';
 
 type Ctx = Pick<AppContext, 'db' | 'config' | 'keyCache' | 'quotas' | 'textMoney'>;
@@ -200,16 +200,23 @@ export async function changeKey(ctx: Ctx, id: string, changes: KeyChanges, by: K
       const delta = Math.max(target - (locked.quota_remain + held), -locked.quota_remain);
       if (delta !== 0) await adjustKeyQuota(trx, { userId: locked.user_id, keyId: id, delta, amount: 0, note: 'quota set' });
     }
+    if (by === 'account' && changes.status === 'active' && disabledByOperator(locked)) {
+      throw forbidden('status: the operator disabled this key; only the operator can enable it again');
+    }
     const logBodies = changes.log_bodies === undefined ? undefined : changes.log_bodies ? 1 : 0;
     const settings = { name: changes.name, status: changes.status, rate_limit_rpm: changes.rate_limit_rpm, log_bodies: logBodies };
+    let ceilingPolicy = ceilingOfRow(locked);
+    let columns = {};
     if (policyFields(changes)) {
       const policy = normalizePolicy(changes, policyOfRow(locked));
-      if (by === 'account') assertWithinCeiling(policy, ceilingOfRow(locked));
-      const ceiling = by === 'operator' ? { policy_ceiling: JSON.stringify(policy) } : {};
-      await updateKeySettings(trx, id, { ...settings, ...policyColumns(policy), ...ceiling });
-    } else {
-      await updateKeySettings(trx, id, settings);
+      if (by === 'account') assertWithinCeiling(policy, ceilingPolicy);
+      else ceilingPolicy = policy;
+      columns = policyColumns(policy);
     }
+    // What the operator sets is the ceiling, the key's status included.
+    const disabled = changes.status === undefined ? disabledByOperator(locked) : changes.status === 'disabled';
+    const ceiling = by === 'operator' ? { policy_ceiling: ceilingColumn(ceilingPolicy, disabled) } : {};
+    await updateKeySettings(trx, id, { ...settings, ...columns, ...ceiling });
     // Read before the commit: the answer is the key as this change left it, whatever spends next.
     const changed = (await getKey(trx, id))!;
     return { hash: changed.key_hash, view: keyView(ctx, changed, (await ctx.textMoney.pendingFor({ keyIds: [id] }, trx)).get(id)) };

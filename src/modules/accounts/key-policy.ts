@@ -81,8 +81,23 @@ export function policyOfRow(row: { models: string | null; allowed_ips: string | 
   return { models: list(row.models), allowed_ips: list(row.allowed_ips), expires_at: row.expires_at === null ? null : Math.floor(Number(row.expires_at) / 1000) };
 }
 
+// The operator's ceiling (the policy_ceiling column) holds the policy the operator set, if any, and
+// whether the operator disabled the key: a key the operator disabled only the operator enables.
+type StoredCeiling = Partial<KeyPolicy> & { disabled_by_operator?: true };
+
+const storedCeiling = (row: { policy_ceiling: string | null }): StoredCeiling => (row.policy_ceiling ? (JSON.parse(row.policy_ceiling) as StoredCeiling) : {});
+
 export function ceilingOfRow(row: { policy_ceiling: string | null }): KeyPolicy | null {
-  return row.policy_ceiling ? (JSON.parse(row.policy_ceiling) as KeyPolicy) : null;
+  const stored = storedCeiling(row);
+  return stored.models === undefined ? null : { models: stored.models, allowed_ips: stored.allowed_ips ?? [], expires_at: stored.expires_at ?? null };
+}
+
+export const disabledByOperator = (row: { policy_ceiling: string | null }): boolean => storedCeiling(row).disabled_by_operator === true;
+
+/** The column's value for the operator's policy (null: none set) and disabled mark. */
+export function ceilingColumn(policy: KeyPolicy | null, disabled: boolean): string | null {
+  if (!policy && !disabled) return null;
+  return JSON.stringify({ ...policy, ...(disabled ? { disabled_by_operator: true } : {}) });
 }
 
 /** The columns a policy is written to. */
