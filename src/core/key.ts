@@ -26,6 +26,8 @@ export interface CachedKey {
   log_bodies: boolean;
   /** The account's customer group: the prices its calls pay and the models they may use. */
   group: string;
+  /** The operator disabled the key's account (PATCH /admin/users/:id): none of its keys answers. */
+  accountDisabled: boolean;
   /** key_hash as bytes, for the constant-time comparison on every request. */
   hashBytes: Buffer;
   /** Models, addresses, expiry (accounts/key-policy.ts), compiled once per cache entry; undefined = none. */

@@ -14,6 +14,19 @@ export function getUser(db: Kysely<Database>, id: string): Promise<User | undefi
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * Enables or disables the account, and marks its keys changed so every process's key cache reads
+ * them again with the account's new status; their hashes, for this process to announce.
+ */
+export async function setUserStatus(db: Kysely<Database>, id: string, status: User['status']): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    const now = Date.now();
+    await trx.updateTable('users').set({ status, updated_at: now }).where('id', '=', id).execute();
+    const keys = await trx.updateTable('api_keys').set({ updated_at: now }).where('user_id', '=', id).returning('key_hash').execute();
+    return keys.map((k) => k.key_hash);
+  });
+}
+
 /** Sets the alert fields given (undefined leaves one as it is) and re-arms the alert. */
 export async function updateAlert(db: Kysely<Database>, id: string, alert: { alert_below?: number | null; alert_url?: string | null }): Promise<void> {
   await db.updateTable('users').set({ ...alert, alert_sent: 0, updated_at: Date.now() }).where('id', '=', id).execute();

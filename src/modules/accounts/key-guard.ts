@@ -111,6 +111,7 @@ function admit(ctx: GuardContext, options: KeyGuardOptions, request: FastifyRequ
 
 function assertUsable(key: CachedKey | undefined, digest: Buffer, options: KeyGuardOptions): asserts key is CachedKey {
   if (!key || !timingSafeEqual(key.hashBytes, digest)) throw unauthorized('Invalid API key');
+  if (key.accountDisabled) throw unauthorized("This API key's account is disabled: ask the operator");
   if (key.status === 'disabled') throw unauthorized('This API key is disabled');
   if (key.status === 'deleted' && !options.allowDeleted) throw unauthorized('This API key has been deleted');
 }

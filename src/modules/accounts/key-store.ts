@@ -20,6 +20,7 @@ export function keyStore(db: Kysely<Database>): KeyStore {
         rate_limit_rpm: row.rate_limit_rpm,
         log_bodies: row.log_bodies === 1,
         group: row.group_name,
+        accountDisabled: row.account_status !== 'active',
         hashBytes: Buffer.from(row.key_hash, 'hex'),
         policy: compilePolicy(policyOfRow(row)),
       };

@@ -7,13 +7,19 @@ export async function insertKey(db: Kysely<Database>, key: NewApiKey): Promise<v
   await db.insertInto('api_keys').values(key).execute();
 }
 
-// With the account's group: the key cache holds it, so a call learns its prices without a query.
+// With the account's group and status: the key cache holds them, so a call learns its prices, and
+// that its account is disabled, without a query.
 const byHash = preparedQuery((db, hash: string) =>
-  db.selectFrom('api_keys').innerJoin('users', 'users.id', 'api_keys.user_id').selectAll('api_keys').select('users.group_name').where('api_keys.key_hash', '=', hash),
+  db
+    .selectFrom('api_keys')
+    .innerJoin('users', 'users.id', 'api_keys.user_id')
+    .selectAll('api_keys')
+    .select(['users.group_name', 'users.status as account_status'])
+    .where('api_keys.key_hash', '=', hash),
 );
 const byId = preparedQuery((db, id: string) => db.selectFrom('api_keys').selectAll().where('id', '=', id));
 
-export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise<(ApiKey & { group_name: string }) | undefined> {
+export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise<(ApiKey & { group_name: string; account_status: 'active' | 'disabled' }) | undefined> {
   return (await byHash(db, hash))[0];
 }
 

@@ -37,7 +37,7 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post('/admin/users/:id/topup', { schema: doc('Add to an account balance', { params: IdParams, body: S.TopUpBody, response: { 200: S.User, ...ErrorResponses } }) },
       (request) => accounts.topUpUser(ctx, request.params.id, request.body.amount, request.body.note));
 
-    app.patch('/admin/users/:id', { schema: doc("Set an account's low-balance alert (alert_below, alert_url) or customer group (group; an unknown one is a 400)", { params: IdParams, body: S.UserPatchBody, response: { 200: S.User, ...ErrorResponses } }) },
+    app.patch('/admin/users/:id', { schema: doc("Set an account's low-balance alert (alert_below, alert_url), customer group (group; an unknown one is a 400) or status (disabled: its keys answer 401)", { params: IdParams, body: S.UserPatchBody, response: { 200: S.User, ...ErrorResponses } }) },
       (request) => patchUser(ctx, request.params.id, request.body));
 
     app.post('/admin/groups', { schema: doc('Create a customer group, or replace every setting of the one with this name (not `default`)', { body: S.GroupBody, response: { 200: S.Group, ...ErrorResponses } }) },

@@ -26,6 +26,11 @@ export const AlertBody = Type.Object(AlertFields, closed);
 // PATCH /admin/users/:id: the alert, and the account's customer group.
 export const UserPatchBody = Type.Object({
   ...AlertFields,
+  status: Type.Optional(
+    Type.Union([Type.Literal('active'), Type.Literal('disabled')], {
+      description: "disabled: every key of the account answers 401 and its console sessions end (what it started finishes and is billed); active gives the keys back",
+    }),
+  ),
   group: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "The customer group whose prices the account pays (GET /admin/groups); new calls pay them within a second, holds already taken keep their amount" })),
 }, closed);
 
