@@ -12,7 +12,8 @@ import { freePort } from './support/gateway-process.ts';
 
 // The operator's Codes and Groups pages in Chromium against a real port: a batch made in the page is
 // redeemed by a holder in the console, a revoked one is refused; a group made in the page and an
-// account moved into it show in the API. Both pages pass axe-core's WCAG A/AA checks at both widths.
+// account moved into it show in the API; the account disabled from its row answers 401 until enabled.
+// Both pages pass axe-core's WCAG A/AA checks at both widths.
 
 const SCREENSHOTS = process.env.SCREENSHOTS_DIR ? path.resolve(process.env.SCREENSHOTS_DIR) : fs.mkdtempSync(path.join(os.tmpdir(), 'gw-screenshots-'));
 const PASSWORD = 'browser-test-password';
@@ -104,7 +105,7 @@ describe.skipIf(!haveChromium)(`operator Codes and Groups pages in Chromium [${b
     await operator.context.close();
   });
 
-  it('the operator makes a 0.5 group in the page, a bad override shows the 400, and moving an account halves its /v1/models prices', async () => {
+  it('the operator makes a 0.5 group in the page, a bad override shows the 400, and moving an account halves its /v1/models prices; disabling it stops its keys until it is enabled', async () => {
     const models = async () => {
       const res = await request(`${base}/v1/models`, { headers: account.auth });
       const body = (await res.body.json()) as { data: { id: string; pricing: unknown }[] };
@@ -134,6 +135,16 @@ describe.skipIf(!haveChromium)(`operator Codes and Groups pages in Chromium [${b
     const user = (await t.app.inject({ method: 'GET', url: '/admin/users?limit=1000', headers: adminHeaders })).json().data.find((u: { id: string }) => u.id === account.user.id);
     expect(user.group).toBe('half');
     await expect.poll(async () => (await models())['imggen-2'], { timeout: 5000 }).toEqual({ per_image: { '1k': 0.01, '2k': 0.02, '4k': 0.04 } });
+
+    // Disabling the account (after a confirmation) stops its keys; enabling it gives them back.
+    const row = page.getByTestId(`account-${account.user.name}`);
+    await row.getByRole('button', { name: 'Disable account' }).click();
+    await row.getByTestId('account-disabled').waitFor();
+    const balance = () => t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth });
+    expect((await balance()).statusCode).toBe(401);
+    await row.getByRole('button', { name: 'Enable account' }).click();
+    await row.getByTestId('account-disabled').waitFor({ state: 'detached' });
+    expect((await balance()).statusCode).toBe(200);
     await context.close();
   });
 

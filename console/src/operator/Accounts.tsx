@@ -3,6 +3,7 @@ import { api, unitName, when, type AdminGroup, type AdminUser } from '../api.ts'
 import { ErrorNote, Money, Section } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
 import { AccountGroup } from './AccountGroup.tsx';
+import { AccountStatus } from './AccountStatus.tsx';
 import { AccountKeys } from './AccountKeys.tsx';
 
 export function Accounts() {
@@ -89,6 +90,7 @@ function AccountRow({ user, groups, onChange }: { user: AdminUser; groups: strin
           used <Money value={user.used} />
         </span>
         <span data-testid="account-group">group {user.group}</span>
+        {user.status === 'disabled' && <strong data-testid="account-disabled">disabled</strong>}
         <span>since {when(user.created_at)}</span>
       </div>
       <div className="account-forms">
@@ -115,6 +117,7 @@ function AccountRow({ user, groups, onChange }: { user: AdminUser; groups: strin
           </button>
         </form>
         <AccountGroup user={user} groups={groups} onChange={onChange} />
+        <AccountStatus user={user} onChange={onChange} />
       </div>
       {saved && <p role="status">{saved}</p>}
       <ErrorNote message={action.error} />
