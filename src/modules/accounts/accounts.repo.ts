@@ -15,13 +15,14 @@ export function getUser(db: Kysely<Database>, id: string): Promise<User | undefi
 }
 
 /**
- * Enables or disables the account, and marks its keys changed so every process's key cache reads
- * them again with the account's new status; their hashes, for this process to announce.
+ * Changes what a key cache entry holds of the account (its group, its status) and moves its keys'
+ * updated_at in the same transaction, so every process's key cache reads them again; returns their
+ * hashes, for this process to announce.
  */
-export async function setUserStatus(db: Kysely<Database>, id: string, status: User['status']): Promise<string[]> {
+export async function setUserForKeys(db: Kysely<Database>, id: string, changes: Partial<Pick<User, 'group_name' | 'status'>>): Promise<string[]> {
   return db.transaction().execute(async (trx) => {
     const now = Date.now();
-    await trx.updateTable('users').set({ status, updated_at: now }).where('id', '=', id).execute();
+    await trx.updateTable('users').set({ ...changes, updated_at: now }).where('id', '=', id).execute();
     const keys = await trx.updateTable('api_keys').set({ updated_at: now }).where('user_id', '=', id).returning('key_hash').execute();
     return keys.map((k) => k.key_hash);
   });

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import * as accounts from '../accounts/accounts.service.ts';
-import { setUserStatus } from '../accounts/accounts.repo.ts';
+import { setUserForKeys } from '../accounts/accounts.repo.ts';
 import { deleteUserSessions } from '../console/sessions.repo.ts';
 import { assertGroup, moveUser } from '../groups/groups.service.ts';
 
@@ -29,7 +29,7 @@ export async function patchUser(ctx: AppContext, userId: string, patch: UserPatc
  * calls under way) finishes and is billed as usual. Enabling it gives its keys back as they were.
  */
 async function setStatus(ctx: AppContext, userId: string, status: 'active' | 'disabled') {
-  const hashes = await setUserStatus(ctx.db, userId, status);
+  const hashes = await setUserForKeys(ctx.db, userId, { status });
   if (status === 'disabled') await deleteUserSessions(ctx.db, userId);
   for (const hash of hashes) await ctx.keyCache.announce(hash);
 }

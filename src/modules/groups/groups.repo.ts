@@ -49,13 +49,3 @@ export async function groupExists(db: Kysely<Database>, name: string): Promise<b
 export async function groupOfUser(db: Kysely<Database>, userId: string): Promise<string | undefined> {
   return (await db.selectFrom('users').select('group_name').where('id', '=', userId).executeTakeFirst())?.group_name;
 }
-
-/** Moves an account; its keys' updated_at moves too, so every process's key cache drops them (lib/key-cache.ts). Returns their hashes. */
-export async function setUserGroup(db: Kysely<Database>, userId: string, group: string): Promise<string[]> {
-  return db.transaction().execute(async (trx) => {
-    const now = Date.now();
-    await trx.updateTable('users').set({ group_name: group, updated_at: now }).where('id', '=', userId).execute();
-    const keys = await trx.updateTable('api_keys').set({ updated_at: now }).where('user_id', '=', userId).returning('key_hash').execute();
-    return keys.map((k) => k.key_hash);
-  });
-}

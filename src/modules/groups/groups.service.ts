@@ -4,9 +4,9 @@ import { allModelIds, resolveModel } from '../../core/catalog/models.ts';
 import type { ModelPrice } from '../billing/price-schema.ts';
 import { parsePricing, PricingError } from '../billing/pricing.ts';
 import { priceProblem } from '../billing/price-rules.ts';
-import { getUser } from '../accounts/accounts.repo.ts';
+import { getUser, setUserForKeys } from '../accounts/accounts.repo.ts';
 import { DEFAULT_GROUP, scalePrice } from './group-prices.ts';
-import { groupExists, listGroups, putGroup, setUserGroup, type GroupRow } from './groups.repo.ts';
+import { groupExists, listGroups, putGroup, type GroupRow } from './groups.repo.ts';
 
 // The operator's side of groups: define one (create or replace by name), list them, move an account.
 
@@ -88,6 +88,6 @@ export async function assertGroup(ctx: Ctx, group: string): Promise<void> {
 export async function moveUser(ctx: Ctx, userId: string, group: string): Promise<void> {
   if (!(await getUser(ctx.db, userId))) throw notFound(`No user ${userId}`);
   await assertGroup(ctx, group);
-  const hashes = await setUserGroup(ctx.db, userId, group);
+  const hashes = await setUserForKeys(ctx.db, userId, { group_name: group });
   for (const hash of hashes) await ctx.keyCache.announce(hash);
 }
