@@ -65,11 +65,13 @@ export const encodeBlock = (p: ContentPart, field: string): Json[] => {
  * start with a thinking block"), and a client of another format has no such block to send back.
  */
 const continuesUnsignedTurn = (messages: Json[]): boolean => {
-  const last = messages[messages.length - 1];
-  if (last?.role !== 'user' || !(last.content as Json[]).some((b) => b.type === 'tool_result')) return false;
-  let i = messages.length - 1;
-  while (i > 0 && !(messages[i - 1].role === 'user' && !(messages[i - 1].content as Json[]).some((b) => b.type === 'tool_result'))) i--;
-  const first = messages.slice(i).find((m) => m.role === 'assistant');
+  const bringsResults = (m: Json) => (m.content as Json[]).some((b) => b.type === 'tool_result');
+  const last = messages.length - 1;
+  if (messages[last]?.role !== 'user' || !bringsResults(messages[last])) return false;
+  // The turn began after the last user message before this one that brought no tool results.
+  let began = last;
+  while (began > 0 && !(messages[began - 1].role === 'user' && !bringsResults(messages[began - 1]))) began--;
+  const first = messages.slice(began).find((m) => m.role === 'assistant');
   const type = (first?.content as Json[] | undefined)?.[0]?.type;
   return type !== 'thinking' && type !== 'redacted_thinking';
 };
