@@ -177,6 +177,28 @@ describe(`text floats [${backendName}]`, () => {
     expect(await auditLedger(t.ctx.db)).toEqual([]);
   });
 
+  it('a call that needs the money of a float already closing waits for the close, not a 402', async () => {
+    const t = await app();
+    const small = holdOf(t, 'first');
+    const balance = 40 * small;
+    const a = await seedAccount(t.ctx, balance / 1_000_000);
+    expect((await call(t, a, 'first')).statusCode).toBe(200);
+    const left = (await column(t, a.user.id)).balance;
+    let maxTokens = 64;
+    while (holdOf(t, 'big', maxTokens) <= left) maxTokens += 16;
+
+    // The float closes (as when it goes idle) while the call that needs its money arrives.
+    const closing = t.ctx.textFloats.closeAll();
+    const big = call(t, a, 'big', maxTokens);
+    await closing;
+    expect((await big).statusCode).toBe(200);
+    await t.ctx.textFloats.closeAll();
+    await t.ctx.textMoney.flush();
+    const { cost } = await usageCost(t, a.user.id);
+    expect(await column(t, a.user.id)).toEqual({ balance: balance - cost, used: cost });
+    expect(await auditLedger(t.ctx.db)).toEqual([]);
+  });
+
   it('an account with too little for a float: every call holds alone', async () => {
     const t = await app();
     const small = holdOf(t, 'lean');

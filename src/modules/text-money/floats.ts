@@ -50,6 +50,8 @@ export class TextFloats {
   /** Every open float, the current ones and those retiring until their last call settles. */
   private readonly open = new Set<TextFloat>();
   private readonly opening = new Map<string, Promise<TextFloat | undefined>>();
+  /** Floats out of `open` whose close has not committed: their money is on its way back to the account. */
+  private readonly closing = new Map<TextFloat, Promise<void>>();
   private readonly noFloatUntil = new Map<string, number>();
   /**
    * Per key, how many times TEXT_FLOAT_CALLS the next float holds: 50 calls in flight at once need
@@ -114,6 +116,8 @@ export class TextFloats {
    */
   async release(userId: string): Promise<boolean> {
     const writes: Promise<unknown>[] = [];
+    // A float closing (idle, or for another call) gives its money back when its close commits: wait for it.
+    for (const [float, closing] of this.closing) if (float.userId === userId) writes.push(closing);
     for (const float of this.open) {
       if (float.userId !== userId || float.free <= 0) continue;
       if (float.calls === 0) {
@@ -129,9 +133,10 @@ export class TextFloats {
     return writes.length > 0;
   }
 
-  /** True while a float of this process holds money of the account that `release` could give back. */
+  /** True while a float of this process holds money of the account that `release` could give back (or is closing). */
   holdsFor(userId: string): boolean {
     for (const float of this.open) if (float.userId === userId && float.free > 0) return true;
+    for (const float of this.closing.keys()) if (float.userId === userId) return true;
     return false;
   }
 
@@ -218,9 +223,15 @@ export class TextFloats {
     for (const [keyId, until] of this.noFloatUntil) if (until <= now) this.noFloatUntil.delete(keyId);
   }
 
-  private async close(float: TextFloat): Promise<void> {
-    if (!this.open.delete(float)) return;
+  private close(float: TextFloat): Promise<void> {
+    if (!this.open.delete(float)) return this.closing.get(float) ?? Promise.resolve();
     this.stopTaking(float);
+    const closing = this.closeNow(float).finally(() => this.closing.delete(float));
+    this.closing.set(float, closing);
+    return closing;
+  }
+
+  private async closeNow(float: TextFloat): Promise<void> {
     await float.spendsSettled();
     // The row knows what the calls spent; the close gives back the rest.
     await this.deps.textMoney.add({ kind: 'close', callId: float.id, movement: float.movement(0, 'text float closed') }).catch(this.logged(float, 'close'));
