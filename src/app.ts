@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -41,20 +40,7 @@ import { adminCallsRoutes, consoleCallsRoutes } from './modules/calls/calls.rout
 import { adminTopupsRoutes, consoleTopupsRoutes, stripeWebhookRoutes } from './modules/topups/topups.routes.ts';
 import { documentModels } from './modules/models/models.openapi.ts';
 import { addRequestSpans } from './http/request-spans.ts';
-
-// A caller's x-request-id is kept only in a safe alphabet and starting with a letter or digit: it is
-// written to logs and to the usage export, where a leading `-`, `+`, `=` or `@` would be a formula.
-const REQUEST_ID = /^[A-Za-z0-9][\w.:-]{0,127}$/;
-// The form of the ids made below. A caller's id of this form is replaced: the next ones can be read
-// off any answer, and a call log row is kept per id, so a caller sending them first would take the
-// ids (and the call log rows) of other accounts' calls.
-const GENERATED_FORM = /^[0-9a-f]{12}-[0-9a-z]+$/;
-
-// Unique across processes (a random prefix per process) and cheaper than a UUID per request; hex,
-// so a generated id starts with a letter or digit too.
-const REQUEST_ID_PREFIX = randomBytes(6).toString('hex');
-let requestCounter = 0;
-const nextRequestId = () => `${REQUEST_ID_PREFIX}-${(++requestCounter).toString(36)}`;
+import { requestIdOf } from './lib/request-ids.ts';
 
 // Postgres text cannot hold U+0000: a NUL in an id, a query value or a body string reached the
 // database and came back as a 500. No caller needs one, so it is refused up front on every backend.
@@ -137,10 +123,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: ctx.config.bodyLimitBytes,
     requestIdHeader: false,
-    genReqId: (request) => {
-      const incoming = request.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) && !GENERATED_FORM.test(incoming) ? incoming : nextRequestId();
-    },
+    genReqId: (request) => requestIdOf(request.headers['x-request-id']),
     // JSON types count as sent: `n: "2"` is an error, not a 2.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
     // Fastify's own 503 while closing has its own body; the onRequest hook below answers in ours.

@@ -228,6 +228,30 @@ describe(`call log [${backendName}]`, () => {
     expect((await logged('trace-7f3a')).user_id).toBe(attacker.user.id);
   });
 
+  it("a caller's request id sent again, by it or by another account, keeps a row per call", async () => {
+    const one = await seedAccount(t.ctx, 5);
+    const other = await seedAccount(t.ctx, 5);
+    const id = `trace-again-${Date.now()}`;
+    const sent = [one, one, other];
+    for (const account of sent) {
+      const res = await post('/v1/messages', { ...account.auth, 'x-request-id': id }, messages('hi'));
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['x-request-id']).toBe(id);
+    }
+    await t.ctx.callLog.flush();
+    const rows = await t.ctx.db.selectFrom('calls').select(['id', 'user_id']).where('id', 'like', `${id}%`).orderBy('time').execute();
+    expect(rows.map((r) => r.user_id).sort()).toEqual(sent.map((a) => a.user.id).sort());
+    // The first keeps the id itself; each later one is filed under `<id>~<an id the gateway made>`.
+    expect(rows.filter((r) => r.id === id)).toHaveLength(1);
+    for (const row of rows.filter((r) => r.id !== id)) {
+      expect(row.id).toMatch(new RegExp(`^${id}~[0-9a-f]{12}-[0-9a-z]+$`));
+      expect((await logged(row.id)).user_id).toBe(row.user_id);
+    }
+    const mine = await consoleSession(other.user.id);
+    const listed = (await t.app.inject({ method: 'GET', url: '/console/api/calls', headers: mine })).json().data;
+    expect(listed.map((c: { id: string }) => c.id)).toEqual([rows.find((r) => r.user_id === other.user.id)!.id]);
+  });
+
   it('the sweeper deletes rows past CALL_LOG_DAYS once, with two processes sweeping at once', async () => {
     const second = await createTestApp({}, t.database);
     try {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { atOnceFor } from '../../db/db.ts';
 import { rowsInserter } from '../../db/at-once.ts';
+import { isGeneratedRequestId, nextRequestId } from '../../lib/request-ids.ts';
 import { WholeBatchRefused } from '../../db/errors.ts';
 import type { CallsTable, Database } from '../../db/types.ts';
 
@@ -16,8 +17,21 @@ const COLUMNS = [
 // SQLite: statements of four fixed sizes, each prepared once.
 const insertRows = rowsInserter<CallRow>('calls', COLUMNS, [64, 16, 4, 1], ' on conflict (id) do nothing');
 
-/** Multi-row INSERTs; a request id sent twice by a caller keeps its first row. */
+/**
+ * Multi-row INSERTs of the rows under ids this gateway made (unique); a row under a caller's
+ * x-request-id, which the caller may send again (or another account may send too), is written
+ * alone and, if its id is taken, kept under `<id>~<a new id>`: every call has its row.
+ */
 export async function insertCalls(db: Kysely<Database>, rows: CallRow[]): Promise<void> {
+  const callers = rows.filter((row) => !isGeneratedRequestId(row.id));
+  await insertUnique(db, callers.length === 0 ? rows : rows.filter((row) => isGeneratedRequestId(row.id)));
+  for (const row of callers) {
+    const written = await db.insertInto('calls').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+    if (Number(written.numInsertedOrUpdatedRows ?? 0) === 0) await db.insertInto('calls').values({ ...row, id: `${row.id}~${nextRequestId()}` }).execute();
+  }
+}
+
+async function insertUnique(db: Kysely<Database>, rows: CallRow[]): Promise<void> {
   if (rows.length === 0) return;
   const atOnce = atOnceFor(db);
   const slow = () => db.insertInto('calls').values(rows).onConflict((oc) => oc.column('id').doNothing()).execute();

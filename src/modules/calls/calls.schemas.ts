@@ -31,7 +31,7 @@ const Cost = Type.Object(
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 const callFields = {
-  id: Type.String({ description: 'The request id (x-request-id)' }),
+  id: Type.String({ description: "The request id (x-request-id); a caller's id sent again is filed under `<id>~<an id the gateway made>`" }),
   time: Type.String({ description: 'When the request arrived, ISO 8601' }),
   user_id: Type.String(),
   key_id: Type.String(),
@@ -64,3 +64,6 @@ export type CallBodiesView = Static<typeof CallBodies>;
 const Next = Nullable(Type.String({ description: 'Pass as `after` for the next page; null on the last' }));
 export const AccountCalls = Type.Object({ data: Type.Array(AccountCall), next: Next });
 export const AdminCalls = Type.Object({ data: Type.Array(AdminCall), next: Next });
+
+/** A call's id: a caller's x-request-id is up to 128 characters, and a repeated one has a suffix. */
+export const CallIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
