@@ -42,3 +42,40 @@ describe(`slow callback receivers [${backendName}]`, () => {
     expect(Date.now() - started).toBeLessThan(2000);
   }, 30_000);
 });
+
+describe(`one callback host's share of the slots [${backendName}]`, () => {
+  let s: TestApp;
+  let hanging: Receiver;
+  let prompt: Receiver;
+  beforeAll(async () => {
+    hanging = await startReceiver(() => 'hang');
+    prompt = await startReceiver();
+    // Four callback slots: a host may use one of them at a time.
+    s = await createTestApp(
+      { WEBHOOK_WORKERS: '4', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_ALLOWED_PORTS: '*', WEBHOOK_TIMEOUT: '60', SIMULATOR_LATENCY_MS: '20' },
+      undefined,
+      { workers: true },
+    );
+  });
+  afterAll(async () => {
+    // The hanging receiver first, so the process's shutdown does not wait on its callback.
+    await Promise.all([hanging.close(), prompt.close()]);
+    await s.close();
+  });
+
+  it("a hanging receiver's many callbacks leave the other slots to other hosts", async () => {
+    const slow = await seedAccount(s.ctx, 5);
+    const other = await seedAccount(s.ctx, 5);
+    const send = async (auth: Record<string, string>, webhook: string) => {
+      const res = await s.app.inject({ method: 'POST', url: '/v1/images/generations', headers: auth, payload: { prompt: 'a cat', webhook } });
+      expect(res.statusCode).toBe(200);
+      return res.json().data[0].task_id as string;
+    };
+    await Promise.all(Array.from({ length: 6 }, () => send(slow.auth, hanging.url)));
+    await waitUntil('the first callback hanging', () => hanging.received.length >= 1, 10_000);
+    const id = await send(other.auth, prompt.url);
+    await waitUntil("the other host's callback", () => prompt.received.some((r) => JSON.parse(r.body).id === id), 20_000);
+    // The hanging host still holds its one slot; its other callbacks wait their turn.
+    expect(hanging.received).toHaveLength(1);
+  }, 40_000);
+});

@@ -5,6 +5,7 @@ import type { TaskEngineDeps } from './engine-deps.ts';
 import { sweepDeadlines, taskHandlers } from './task-worker.ts';
 import { enqueue } from '../../jobs/jobs.repo.ts';
 import { deliveryHandler } from '../webhooks/delivery.ts';
+import { HostSlots } from '../webhooks/host-slots.ts';
 import { applyReview } from '../avatars/review.ts';
 import { safeDispatcher } from '../../lib/net/safe-dispatcher.ts';
 import { alertDeliveryHandler, watchBalances } from '../webhooks/balance-alerts.ts';
@@ -43,14 +44,15 @@ export function engineDeps(ctx: AppContext): TaskEngineDeps {
 /** The background half of a process: job workers, and the sweepers of deadlines and files (text money sweeps its own: ctx.textMoney.start()). */
 export function startWorkers(ctx: AppContext): { stop(graceMs?: number): Promise<void> } {
   const deps = engineDeps(ctx);
-  const delivery = { db: ctx.db, config: ctx.config, logger: ctx.logger, metrics: ctx.metrics, resolve: (h: string) => ctx.resolve(h), dispatcher: ctx.webhookDispatcher };
+  const delivery = { db: ctx.db, config: ctx.config, logger: ctx.logger, metrics: ctx.metrics, resolve: (h: string) => ctx.resolve(h), dispatcher: ctx.webhookDispatcher, hosts: new HostSlots(ctx.config.webhookWorkers) };
   const cancel = cancelHandler(deps, { retryMs: ctx.config.upstreamTasks.maxPollMs, watchMs: ctx.config.upstreamTasks.cancelWatchMs });
   const handlers = { ...taskHandlers(deps), deliver: deliveryHandler(delivery), alert: alertDeliveryHandler(delivery), cancel };
   const timing = { pollMs: ctx.config.jobPollMs, leaseMs: ctx.config.jobLeaseMs };
   // Polls wait on the upstream (and on each other, to share one list call), so they get slots of
   // their own: with thousands of open tasks they would otherwise hold every slot dispatches need.
   // Callbacks wait on callers' receivers (up to WEBHOOK_TIMEOUT each attempt): in slots of their own
-  // too, so one account's slow or hanging receiver never holds up the tasks of the others.
+  // too, so one account's slow or hanging receiver never holds up the tasks of the others (and,
+  // by host-slots.ts, never more than a quarter of the callback slots).
   const callbacks: JobKind[] = ['deliver', 'alert'];
   const runner = new JobRunner(ctx.db, ctx.db.dialect, ctx.logger, handlers, { ...timing, concurrency: ctx.config.workers, kinds: { except: ['poll', ...callbacks] } });
   const polls = new JobRunner(ctx.db, ctx.db.dialect, ctx.logger, handlers, { ...timing, concurrency: ctx.config.pollWorkers, kinds: { only: ['poll'] } });

@@ -6,7 +6,7 @@ import { newId } from '../../lib/ids.ts';
 import { toBalance, toCredits } from '../../lib/money.ts';
 import type { JobHandler } from '../../jobs/runner.ts';
 import { enqueue } from '../../jobs/jobs.repo.ts';
-import { DONE, judge, postSigned, type DeliveryDeps } from './delivery.ts';
+import { DONE, hostBusy, judge, postSigned, type DeliveryDeps } from './delivery.ts';
 import { checkTarget } from '../../lib/net/target.ts';
 import { attemptsInRound, recordAttempt, signingSecret } from './webhooks.repo.ts';
 import { pendingSql } from '../text-money/index.ts';
@@ -90,7 +90,9 @@ export function alertDeliveryHandler(deps: DeliveryDeps): JobHandler {
       },
     });
     const secret = (await signingSecret(db, alert.user_id)) ?? '';
-    const { status, error } = await postSigned(deps, verdict.url, { id: `msg_${alert.id}`, body, secret });
+    const sent = await postSigned(deps, verdict.url, { id: `msg_${alert.id}`, body, secret });
+    if (!sent) return hostBusy();
+    const { status, error } = sent;
     const outcome = judge(status, attempt, delays.length + 1);
     await recordAttempt(db, { ...record, status_code: status ?? null, error, duration_ms: Date.now() - record.at, outcome });
     deps.metrics.webhooks.inc({ outcome: outcome === 'retry' ? 'retried' : outcome });

@@ -9,6 +9,7 @@ import { getTask } from '../tasks/tasks.repo.ts';
 import { taskRecordJson } from '../tasks/task-record.ts';
 import { signatureHeaders } from './signing.ts';
 import { checkTarget, type Resolver } from '../../lib/net/target.ts';
+import { HOST_BUSY_WAIT_MS, type HostSlots } from './host-slots.ts';
 import { attemptsInRound, recordAttempt, signingSecret } from './webhooks.repo.ts';
 
 export interface DeliveryDeps {
@@ -18,6 +19,8 @@ export interface DeliveryDeps {
   metrics: Metrics;
   resolve: Resolver;
   dispatcher: Dispatcher;
+  /** Each callback host's share of WEBHOOK_WORKERS in this process. */
+  hosts: HostSlots;
 }
 
 export const DONE: JobOutcome = { done: true };
@@ -32,8 +35,18 @@ export function judge(status: number | undefined, attempt: number, maxAttempts: 
   return attempt < maxAttempts ? 'retry' : 'dropped';
 }
 
-/** One signed POST (Standard Webhooks) to a checked address through the checked-address pool. */
-export async function postSigned(deps: Pick<DeliveryDeps, 'config' | 'dispatcher'>, url: URL, message: { id: string; body: string; secret: string }) {
+/** Retried later without counting an attempt: the host had its share of the callback slots. */
+export const hostBusy = (): JobOutcome => ({ retryAt: Date.now() + HOST_BUSY_WAIT_MS });
+
+/**
+ * One signed POST (Standard Webhooks) to a checked address through the checked-address pool, in a
+ * slot of the host's share; undefined, and nothing sent, when the host has its share already.
+ */
+export function postSigned(deps: Pick<DeliveryDeps, 'config' | 'dispatcher' | 'hosts'>, url: URL, message: { id: string; body: string; secret: string }) {
+  return deps.hosts.within(url, () => post(deps, url, message));
+}
+
+async function post(deps: Pick<DeliveryDeps, 'config' | 'dispatcher'>, url: URL, message: { id: string; body: string; secret: string }) {
   let status: number | undefined;
   let error: string | null = null;
   try {
@@ -72,7 +85,9 @@ export function deliveryHandler(deps: DeliveryDeps): JobHandler {
     }
     const body = taskRecordJson(task, config);
     const secret = (await signingSecret(db, task.user_id)) ?? '';
-    const { status, error } = await postSigned(deps, verdict.url, { id: `msg_${task.id}`, body, secret });
+    const sent = await postSigned(deps, verdict.url, { id: `msg_${task.id}`, body, secret });
+    if (!sent) return hostBusy();
+    const { status, error } = sent;
     const outcome = judge(status, attempt, delays.length + 1);
     await recordAttempt(db, { ...record, status_code: status ?? null, error, duration_ms: Date.now() - record.at, outcome });
     metrics.webhooks.inc({ outcome: outcome === 'retry' ? 'retried' : outcome });
