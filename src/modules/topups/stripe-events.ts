@@ -94,17 +94,22 @@ async function takeBackDue(ctx: Ctx, paymentIntent: string, next: Taking): Promi
 async function chargeRefunded(ctx: Ctx, charge: Stripe.Charge): Promise<Outcome> {
   const paymentIntent = idOf(charge.payment_intent);
   if (!paymentIntent) return 'ignored';
-  const outcome = await takeBackDue(ctx, paymentIntent, (topup) => {
+  const take = () => takeBackDue(ctx, paymentIntent, (topup) => {
     const amount = Number(topup.amount);
     const refunded = Math.max(Number(topup.refunded), Math.min(shareOf(amount, charge.amount_refunded, charge.amount), amount - Number(topup.disputed)));
     const status: TopupStatus = topup.status === 'disputed' ? 'disputed' : refunded >= amount ? 'refunded' : 'partially_refunded';
     return { refunded, disputed: Number(topup.disputed), status, note: `Stripe refund of ${charge.id}` };
   });
+  const outcome = await take();
   const named = charge.metadata?.topup_id;
-  if (outcome === 'ignored' && named && (await getTopup(ctx.db, named))?.status === 'pending') {
+  if (outcome !== 'ignored' || !named) return outcome;
+  const topup = await getTopup(ctx.db, named);
+  if (topup?.status === 'pending') {
     throw serviceUnavailable(`The refund of ${charge.id} came before its top-up was credited: deliver it again later`);
   }
-  return outcome;
+  // The completion may have committed between the look-up by payment and this one: the top-up is
+  // paid for this payment now, so it is looked up again (acknowledging the event would lose the refund).
+  return topup?.payment_intent === paymentIntent ? take() : outcome;
 }
 
 /** A lost dispute takes back the disputed amount (at most what refunds left), once. */
