@@ -301,6 +301,26 @@ describe(`top-ups with Stripe Checkout [${backendName}]`, () => {
     ]);
   });
 
+  it('a lost dispute that arrives before the payment is credited is refused until then, and taken back once after', async () => {
+    const h = await holder();
+    const { id, sessionId } = await startTopup(h, 25);
+    const paid = stripe.pay(sessionId);
+    const lost = stripe.closeDispute(sessionId, 'lost');
+    // A dispute carries no top-up of its own: the gateway asks Stripe for its PaymentIntent, which names it.
+    const early = await deliver(lost);
+    expect(early.status, early.body).toBe(503);
+    expect(JSON.parse(early.body)).toMatchObject({ error: { code: 503, message: expect.stringContaining('deliver it again later') } });
+    await expectState(h, 0, { id, status: 'pending', disputed: 0 });
+    await delivered(paid);
+    await expectState(h, 25, { id, status: 'paid' });
+    await Promise.all([delivered(lost), delivered(lost)]);
+    await expectState(h, 0, { id, status: 'disputed', disputed: 25 });
+    expect(await reversals(id)).toEqual([
+      { kind: 'topup', balance_delta: 25 * USD },
+      { kind: 'reversal', balance_delta: -25 * USD },
+    ]);
+  });
+
   it('a lost dispute takes back the money once, below zero when it was spent, and the next paid call is a 402', async () => {
     const h = await holder();
     const { id, sessionId } = await startTopup(h, 5);
@@ -330,6 +350,8 @@ describe(`top-ups with Stripe Checkout [${backendName}]`, () => {
     const foreign = await sdk.checkout.sessions.create({ mode: 'payment', success_url: 'https://example.com', line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: 999, product_data: { name: 'x' } } }], metadata: { topup_id: 'topup_not_ours' } });
     await delivered(stripe.pay(foreign.id));
     await delivered(stripe.refund(foreign.id, 999));
+    // A dispute names no top-up: its PaymentIntent (asked of Stripe) names none of ours either.
+    await delivered(stripe.closeDispute(foreign.id, 'lost'));
     expect(await auditLedger(t.ctx.db)).toEqual([]);
     expect(await histories(h)).toEqual([]);
   });

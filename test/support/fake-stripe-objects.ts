@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 // Stripe's objects as its API writes them, with the fields the SDK's types declare (stripe-node
-// src/resources/Checkout/Sessions.ts, Charges.ts, Disputes.ts, Events.ts): ids with their prefixes,
+// src/resources/Checkout/Sessions.ts, Charges.ts, PaymentIntents.ts, Disputes.ts, Events.ts): ids with their prefixes,
 // `object` names, amounts in the currency's smallest unit, times in Unix seconds, null where Stripe
 // writes null. Only what a Checkout payment touches is filled in; the rest is Stripe's default.
 
@@ -118,6 +118,28 @@ export function charge(paymentIntent: string, amount: number, currency: string, 
   };
 }
 export type FakeCharge = ReturnType<typeof charge>;
+
+/** The PaymentIntent behind a Checkout payment, as GET /v1/payment_intents/:id answers it (its charge is `latest_charge`). */
+export function paymentIntent(of: FakeCharge) {
+  return {
+    id: of.payment_intent,
+    object: 'payment_intent' as const,
+    amount: of.amount,
+    amount_received: of.status === 'succeeded' ? of.amount : 0,
+    capture_method: 'automatic_async',
+    client_secret: `${of.payment_intent}_secret_${stripeId('s').slice(2)}`,
+    created: of.created,
+    currency: of.currency,
+    customer: null,
+    description: null,
+    latest_charge: of.id,
+    livemode: false,
+    metadata: of.metadata,
+    payment_method: of.payment_method,
+    payment_method_types: ['card'],
+    status: of.status === 'succeeded' ? 'succeeded' : of.status === 'pending' ? 'processing' : 'requires_payment_method',
+  };
+}
 
 export function dispute(of: FakeCharge, amount: number, status: 'lost' | 'won') {
   return {

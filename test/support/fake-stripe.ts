@@ -6,8 +6,9 @@ import { request } from 'undici';
 import { FormError, parseForm, type FormObject, type FormValue } from './fake-stripe-form.ts';
 import * as O from './fake-stripe-objects.ts';
 
-// A strict local Stripe API, for what a Checkout top-up uses: POST /v1/checkout/sessions and
-// GET /v1/checkout/sessions/:id, as a real HTTP server the official SDK talks to.
+// A strict local Stripe API, for what a Checkout top-up uses: POST /v1/checkout/sessions,
+// GET /v1/checkout/sessions/:id and GET /v1/payment_intents/:id (of a session paid here, with the
+// payment_intent_data metadata it was made with), as a real HTTP server the official SDK talks to.
 // - Auth: `Authorization: Bearer <secret key>`; otherwise 401 with Stripe's error object
 //   {error: {type: 'invalid_request_error', message}} (what the SDK turns into StripeAuthenticationError).
 // - Bodies: application/x-www-form-urlencoded in Stripe's bracket encoding (fake-stripe-form.ts).
@@ -153,6 +154,12 @@ export async function startFakeStripe(options: { secretKey?: string; webhookSecr
       const session = sessions.get(decodeURIComponent(retrieve[1]!));
       if (!session) throw new StripeFailure(404, { type: 'invalid_request_error', code: 'resource_missing', param: 'session', message: `No such checkout.session: '${retrieve[1]}'` });
       return { status: 200, body: session };
+    }
+    const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
+    if (method === 'GET' && intent) {
+      const paid = charges.get(decodeURIComponent(intent[1]!));
+      if (!paid) throw new StripeFailure(404, { type: 'invalid_request_error', code: 'resource_missing', param: 'intent', message: `No such payment_intent: '${intent[1]}'` });
+      return { status: 200, body: O.paymentIntent(paid) };
     }
     throw new StripeFailure(404, { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.` });
   }

@@ -1,9 +1,11 @@
-import type Stripe from 'stripe';
+import Stripe from 'stripe';
 import type { AppContext } from '../../context.ts';
 import type { Topup, TopupStatus } from '../../db/types.ts';
 import { serviceUnavailable } from '../../core/errors.ts';
 import { AboveMaximum, takeBack, topUp } from '../billing/ledger.ts';
+import { stripeFor } from './stripe-client.ts';
 import { shareOf, unitsOf } from './topup-money.ts';
+import { topupsOn } from './topups.service.ts';
 import { getTopup, markPaid, markUnpaid, moveTakenBack, topupOfPayment } from './topups.repo.ts';
 
 // What a verified Stripe event does to a top-up. Stripe delivers each event at least once, in any
@@ -11,7 +13,7 @@ import { getTopup, markPaid, markUnpaid, moveTakenBack, topupOfPayment } from '.
 // ledger movement it entitles, in one transaction, so a repeated event finds the row moved and
 // does nothing. Events that are not about one of our top-ups are acknowledged and ignored.
 
-type Ctx = Pick<AppContext, 'db' | 'logger'>;
+type Ctx = Pick<AppContext, 'db' | 'logger' | 'config'>;
 export type Outcome = 'applied' | 'unchanged' | 'ignored';
 
 const idOf = (value: string | { id: string } | null | undefined) => (value == null ? null : typeof value === 'string' ? value : value.id);
@@ -85,11 +87,22 @@ async function takeBackDue(ctx: Ctx, paymentIntent: string, next: Taking): Promi
 }
 
 /**
+ * An event that takes money back found no credited top-up for its payment. Stripe keeps no order
+ * between events: the top-up the payment was for (`topupId`) may still be pending, and then the
+ * event is refused so that Stripe delivers it again, after the credit it takes back; or its credit
+ * committed since the first look, and it is looked up again (acknowledging the event would lose it).
+ */
+async function beforeCredit(ctx: Ctx, what: string, paymentIntent: string, topupId: string | undefined, take: () => Promise<Outcome>): Promise<Outcome> {
+  if (!topupId) return 'ignored';
+  const topup = await getTopup(ctx.db, topupId);
+  if (topup?.status === 'pending') throw serviceUnavailable(`${what} came before its top-up was credited: deliver it again later`);
+  return topup?.payment_intent === paymentIntent ? take() : 'ignored';
+}
+
+/**
  * Refunds: the charge says how much is refunded in all; what is not yet taken back is taken now.
- * A refund can arrive before the session's completion has credited the top-up (Stripe keeps no
- * order): the charge names its top-up (the PaymentIntent's metadata, which Stripe copies onto the
- * charge), and while that top-up is still pending the event is refused so that Stripe delivers it
- * again, after the credit it takes back.
+ * The charge names its top-up (the PaymentIntent's metadata, which Stripe copies onto the charge),
+ * for a refund that arrives before the session's completion has credited it (beforeCredit).
  */
 async function chargeRefunded(ctx: Ctx, charge: Stripe.Charge): Promise<Outcome> {
   const paymentIntent = idOf(charge.payment_intent);
@@ -101,29 +114,40 @@ async function chargeRefunded(ctx: Ctx, charge: Stripe.Charge): Promise<Outcome>
     return { refunded, disputed: Number(topup.disputed), status, note: `Stripe refund of ${charge.id}` };
   });
   const outcome = await take();
-  const named = charge.metadata?.topup_id;
-  if (outcome !== 'ignored' || !named) return outcome;
-  const topup = await getTopup(ctx.db, named);
-  if (topup?.status === 'pending') {
-    throw serviceUnavailable(`The refund of ${charge.id} came before its top-up was credited: deliver it again later`);
-  }
-  // The completion may have committed between the look-up by payment and this one: the top-up is
-  // paid for this payment now, so it is looked up again (acknowledging the event would lose the refund).
-  return topup?.payment_intent === paymentIntent ? take() : outcome;
+  return outcome === 'ignored' ? beforeCredit(ctx, `The refund of ${charge.id}`, paymentIntent, charge.metadata?.topup_id, take) : outcome;
 }
 
-/** A lost dispute takes back the disputed amount (at most what refunds left), once. */
-function disputeClosed(ctx: Ctx, dispute: Stripe.Dispute): Promise<Outcome> | Outcome {
+/**
+ * The top-up a payment was for, as its PaymentIntent's metadata names it (startTopup puts it
+ * there); undefined for a payment Stripe does not know. Another failure throws: the event is
+ * answered 5xx and delivered again.
+ */
+async function topupOfIntent(ctx: Ctx, paymentIntent: string): Promise<string | undefined> {
+  try {
+    return (await stripeFor(topupsOn(ctx)).paymentIntents.retrieve(paymentIntent)).metadata?.topup_id;
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeError && err.statusCode === 404) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * A lost dispute takes back the disputed amount (at most what refunds left), once. A dispute names
+ * no top-up itself: one that finds no credited top-up asks Stripe for its payment's (beforeCredit).
+ */
+async function disputeClosed(ctx: Ctx, dispute: Stripe.Dispute): Promise<Outcome> {
   if (dispute.status !== 'lost') return 'unchanged';
   const paymentIntent = idOf(dispute.payment_intent);
   if (!paymentIntent) return 'ignored';
-  return takeBackDue(ctx, paymentIntent, (topup) => {
+  const take = () => takeBackDue(ctx, paymentIntent, (topup) => {
     if (Number(topup.disputed) > 0) return undefined;
     const left = Number(topup.amount) - Number(topup.refunded);
     // A dispute in another currency than the top-up's price (a converted charge) is for the whole charge.
     const disputed = dispute.currency === topup.currency ? unitsOf(dispute.amount, topup.currency, left) : left;
     return { refunded: Number(topup.refunded), disputed, status: 'disputed', note: `Stripe dispute ${dispute.id} lost` };
   });
+  const outcome = await take();
+  return outcome === 'ignored' ? beforeCredit(ctx, `The lost dispute ${dispute.id}`, paymentIntent, await topupOfIntent(ctx, paymentIntent), take) : outcome;
 }
 
 export async function applyEvent(ctx: Ctx, event: Stripe.Event): Promise<Outcome> {
