@@ -119,6 +119,19 @@ describe(`console sign-in [${backendName}]`, () => {
     expect((await t.app.inject({ method: 'GET', url: '/console/api/account', headers: { cookie: me.cookie } })).statusCode).toBe(401);
   });
 
+  it('sign-out without the CSRF header is refused as every other change is, and says so: the session lives on', async () => {
+    const me = await holder();
+    const out = await t.app.inject({ method: 'DELETE', url: '/console/api/session', headers: { cookie: me.cookie } });
+    expect(out.statusCode, out.body).toBe(403);
+    expect(out.json().error).toMatchObject({ code: 403, message: expect.stringContaining('x-csrf-token') });
+    expect(out.headers['set-cookie']).toBeUndefined();
+    expect((await t.app.inject({ method: 'GET', url: '/console/api/account', headers: { cookie: me.cookie } })).statusCode).toBe(200);
+    // A session that has ended already is signed out without one: its cookie is cleared.
+    const ended = await t.app.inject({ method: 'DELETE', url: '/console/api/session', headers: { cookie: 'gw_console=no-such-session' } });
+    expect(ended.statusCode, ended.body).toBe(200);
+    expect(ended.headers['set-cookie']).toMatch(/Max-Age=0/);
+  });
+
   it('credentials: a short password or an email of another account is a 400', async () => {
     const a = await holder();
     const b = await seedAccount(t.ctx, 1);

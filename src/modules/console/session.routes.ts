@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
-import { unauthorized } from '../../core/errors.ts';
+import { ApiError, unauthorized } from '../../core/errors.ts';
 import { ErrorResponses } from '../../http/schemas.ts';
 import * as S from './console.schemas.ts';
 import { signInAccount, signInOperator, signOut, type NewSession } from './console.service.ts';
@@ -33,9 +33,15 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         return reply.header('cache-control', 'no-store').send({ role: session.role, user_id: session.user_id, csrf_token: session.csrf_token, billing_unit: ctx.config.billingUnit, topups: topupSettings(ctx) });
       });
 
-    app.delete('/console/api/session', { schema: doc('Sign out', { response: { 200: Type.Object({ signed_out: Type.Boolean() }) } }) },
+    app.delete('/console/api/session', { schema: doc('Sign out (a live session needs its x-csrf-token, else 403)', { response: { 200: Type.Object({ signed_out: Type.Boolean() }), 403: ErrorResponses[400], ...ErrorResponses } }) },
       async (request, reply) => {
-        const session = await readSession(ctx, request).catch(() => undefined);
+        // A session that has ended already (401) is signed out all the same: its cookie is cleared.
+        // A live one without its CSRF header is refused (403) as any other change is: answering
+        // signed_out while the session stays valid would mislead whoever holds a copy of the cookie.
+        const session = await readSession(ctx, request).catch((err: unknown) => {
+          if (err instanceof ApiError && err.status === 401) return undefined;
+          throw err;
+        });
         const token = readCookie(request.headers.cookie, SESSION_COOKIE);
         if (session && token) await signOut(ctx, token);
         return reply.header('set-cookie', sessionCookie(ctx, '', 0)).send({ signed_out: true });
