@@ -197,3 +197,24 @@ describe(`redemption codes [${backendName}]`, () => {
     expect(await auditLedger(t.ctx.db)).toEqual([]);
   });
 });
+
+describe(`redemption codes with BILLING_UNIT=credits [${backendName}]`, () => {
+  it('a code of 2010 credits reads 2010 everywhere (made, listed, redeemed, the balance), not 2009.9999999999998', async () => {
+    const credits = await createTestApp({ WORKERS: '0', BILLING_UNIT: 'credits', CREDITS_PER_USD: '1000' });
+    try {
+      const made = await credits.app.inject({ method: 'POST', url: '/admin/codes', headers: adminHeaders, payload: { amount: 2010, count: 1 } });
+      expect(made.statusCode, made.body).toBe(201);
+      const [code] = made.json().codes;
+      expect(code.amount).toBe(2010);
+      const listed = await credits.app.inject({ method: 'GET', url: `/admin/codes?batch_id=${made.json().batch_id}`, headers: adminHeaders });
+      expect(listed.json().data[0].amount).toBe(2010);
+      const account = await seedAccount(credits.ctx, 0);
+      const redeemed = await credits.app.inject({ method: 'POST', url: '/v1/redeem', headers: account.auth, payload: { code: code.code } });
+      expect(redeemed.json()).toEqual({ code_id: code.id, amount: 2010, amount_credits: 2010 });
+      const balance = await credits.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth });
+      expect(balance.json()).toMatchObject({ remain_balance: 2010, remain_credits: 2010 });
+    } finally {
+      await credits.close();
+    }
+  });
+});

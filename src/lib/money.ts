@@ -22,8 +22,13 @@ export interface MoneyFormat {
 
 /** Units -> the configured balance unit (USD or credits), as the float the API shows. */
 export function toBalance(units: number, format: MoneyFormat): number {
-  const usd = units / UNITS_PER_USD;
-  return format.billingUnit === 'usd' ? usd : usd * format.creditsPerUsd;
+  if (format.billingUnit === 'usd') return units / UNITS_PER_USD;
+  // Credits are not the rounded dollars times the rate (USD 2.01 would read 2009.9999999999998
+  // credits): whole dollars and the rest are scaled apart, each product an exact integer, so one
+  // division rounds once and an amount that is whole in credits reads whole.
+  const dollars = Math.trunc(units / UNITS_PER_USD);
+  const rest = units - dollars * UNITS_PER_USD;
+  return dollars * format.creditsPerUsd + (rest * format.creditsPerUsd) / UNITS_PER_USD;
 }
 
 /** Units -> whole credits, rounded down so a caller never sees credits they cannot spend. */
