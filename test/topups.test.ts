@@ -107,6 +107,14 @@ describe(`the fake Stripe, driven by the official SDK [${backendName}]`, () => {
     expect(read.amount_total).toBe(2500);
     await expect(sdk.checkout.sessions.retrieve('cs_test_nothing')).rejects.toMatchObject({ type: 'StripeInvalidRequestError', statusCode: 404, code: 'resource_missing' });
 
+    // Once paid, the session's PaymentIntent reads back with the metadata it was made with.
+    const withIntent = await sdk.checkout.sessions.create({ mode: 'payment', line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: 700, product_data: { name: 'x' } } }], success_url: 'https://example.com', payment_intent_data: { metadata: { topup_id: 'topup_2' } } });
+    const paidWith = stripe.pay(withIntent.id) as { data: { object: { payment_intent: string } } };
+    const intent = await sdk.paymentIntents.retrieve(paidWith.data.object.payment_intent);
+    expect(intent).toMatchObject({ object: 'payment_intent', amount: 700, currency: 'usd', status: 'succeeded', metadata: { topup_id: 'topup_2' } });
+    expect(intent.id).toMatch(/^pi_/);
+    await expect(sdk.paymentIntents.retrieve('pi_nothing')).rejects.toMatchObject({ type: 'StripeInvalidRequestError', statusCode: 404, code: 'resource_missing' });
+
     const wrongKey = new Stripe('sk_test_wrong_key_000000', { protocol: 'http', host: '127.0.0.1', port: Number(new URL(stripe.url).port), maxNetworkRetries: 0 });
     await expect(wrongKey.checkout.sessions.retrieve(created.id)).rejects.toMatchObject({ type: 'StripeAuthenticationError', statusCode: 401, rawType: 'invalid_request_error' });
     const noSuccess = { mode: 'payment', line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: 100, product_data: { name: 'x' } } }] } as Stripe.Checkout.SessionCreateParams;
