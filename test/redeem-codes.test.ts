@@ -199,7 +199,7 @@ describe(`redemption codes [${backendName}]`, () => {
 });
 
 describe(`redemption codes with BILLING_UNIT=credits [${backendName}]`, () => {
-  it('a code of 2010 credits reads 2010 everywhere (made, listed, redeemed, the balance), not 2009.9999999999998', async () => {
+  it('a code of 2010 credits reads 2010 everywhere (made, listed, redeemed, the balance), not 2009.9999999999998; 2032.053 reads 2032.053', async () => {
     const credits = await createTestApp({ WORKERS: '0', BILLING_UNIT: 'credits', CREDITS_PER_USD: '1000' });
     try {
       const made = await credits.app.inject({ method: 'POST', url: '/admin/codes', headers: adminHeaders, payload: { amount: 2010, count: 1 } });
@@ -213,6 +213,13 @@ describe(`redemption codes with BILLING_UNIT=credits [${backendName}]`, () => {
       expect(redeemed.json()).toEqual({ code_id: code.id, amount: 2010, amount_credits: 2010 });
       const balance = await credits.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth });
       expect(balance.json()).toMatchObject({ remain_balance: 2010, remain_credits: 2010 });
+      // Not whole either: 2,032,053 units read 2032.053 credits, not 2032.0529999999999.
+      const odd = await credits.app.inject({ method: 'POST', url: '/admin/codes', headers: adminHeaders, payload: { amount: 2032.053, count: 1 } });
+      expect(odd.json().codes[0].amount).toBe(2032.053);
+      const again = await credits.app.inject({ method: 'POST', url: '/v1/redeem', headers: account.auth, payload: { code: odd.json().codes[0].code } });
+      expect(again.json()).toMatchObject({ amount: 2032.053, amount_credits: 2032 });
+      const after = await credits.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth });
+      expect(after.json()).toMatchObject({ remain_balance: 4042.053, remain_credits: 4042 });
     } finally {
       await credits.close();
     }

@@ -24,8 +24,11 @@ export interface MoneyFormat {
 export function toBalance(units: number, format: MoneyFormat): number {
   if (format.billingUnit === 'usd') return units / UNITS_PER_USD;
   // Credits are not the rounded dollars times the rate (USD 2.01 would read 2009.9999999999998
-  // credits): whole dollars and the rest are scaled apart, each product an exact integer, so one
-  // division rounds once and an amount that is whole in credits reads whole.
+  // credits): the exact product is divided once, so the one rounding gives the double nearest the
+  // amount, which reads as the amount does (2010, 2032.053).
+  const scaled = units * format.creditsPerUsd;
+  if (Number.isSafeInteger(scaled)) return scaled / UNITS_PER_USD;
+  // Past 2^53 (billions of credits) the product is not exact: whole dollars and the rest apart.
   const dollars = Math.trunc(units / UNITS_PER_USD);
   const rest = units - dollars * UNITS_PER_USD;
   return dollars * format.creditsPerUsd + (rest * format.creditsPerUsd) / UNITS_PER_USD;
