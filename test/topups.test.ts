@@ -248,6 +248,12 @@ describe(`top-ups with Stripe Checkout [${backendName}]`, () => {
     await expectState(h, 10, { id, status: 'paid' });
   });
 
+  it("the API document lists the webhook's own answers: 503 (credit it later) and 413 (over its limit)", async () => {
+    const doc = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(doc.statusCode).toBe(200);
+    expect(Object.keys(doc.json().paths['/webhooks/stripe'].post.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '413', '500', '503']));
+  });
+
   it("a body over the endpoint's own 1 MB limit is a 413 that names that limit", async () => {
     const res = await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=0' }, body: JSON.stringify({ pad: 'x'.repeat(1024 * 1024) }) });
     expect(res.status).toBe(413);

@@ -15,6 +15,8 @@ import { findTopups, startTopup, topupsOn } from './topups.service.ts';
 
 const OFF = { 404: ErrorResponses[400] };
 const PAGING = 'newest first (cursor paging: pass `next` as `after`)';
+// The webhook's own answers: a body over its limit, and an event to credit later (Stripe delivers it again).
+const WEBHOOK_REFUSALS = { 413: ErrorResponses[400], 503: ErrorResponses[400] };
 
 /** The account holder's: start a top-up, list its own. */
 export function consoleTopupsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
@@ -56,7 +58,7 @@ export function stripeWebhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
     app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
     app.post('/webhooks/stripe', {
       bodyLimit: 1024 * 1024,
-      schema: { tags: ['balance'], summary: "Stripe's webhook endpoint: signed events (Stripe-Signature) that credit paid top-ups and take back refunds and lost disputes; a bad signature is a 400", response: { 200: S.WebhookReceived, ...OFF, ...ErrorResponses } },
+      schema: { tags: ['balance'], summary: "Stripe's webhook endpoint: signed events (Stripe-Signature) that credit paid top-ups and take back refunds and lost disputes; a bad signature is a 400; an event it cannot apply yet (a credit past the balance maximum, a refund or lost dispute before its top-up is credited) is a 503, so Stripe delivers it again", response: { 200: S.WebhookReceived, ...OFF, ...WEBHOOK_REFUSALS, ...ErrorResponses } },
     }, async (request) => {
       const topups = topupsOn(ctx);
       const signature = request.headers['stripe-signature'];
