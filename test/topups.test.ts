@@ -439,3 +439,26 @@ describe(`top-ups off [${backendName}]`, () => {
     }
   });
 });
+
+describe(`Stripe refusing the checkout [${backendName}]`, () => {
+  it('a Checkout Session Stripe will not make is a 502 in the envelope, documented, and the top-up is listed as failed', async () => {
+    // A secret key Stripe does not know: every call is refused (401), as with a revoked key.
+    const refused = await createTestApp({ ...stripe.env, STRIPE_SECRET_KEY: 'sk_test_revoked_000000000000', WORKERS: '0', CONSOLE_SIGNIN_RPM: '1000' });
+    try {
+      const account = await seedAccount(refused.ctx, 0);
+      const email = `${account.user.id.toLowerCase()}@example.com`;
+      await refused.app.inject({ method: 'PUT', url: `/admin/users/${account.user.id}/console-credentials`, headers: adminHeaders, payload: { email, password: PASSWORD } });
+      const session = await refused.app.inject({ method: 'POST', url: '/console/api/session', payload: { email, password: PASSWORD } });
+      const headers = { cookie: String(session.headers['set-cookie']).split(';')[0]!, 'x-csrf-token': session.json().csrf_token };
+      const res = await refused.app.inject({ method: 'POST', url: '/console/api/topups', headers, payload: { amount: 10 } });
+      expect(res.statusCode, res.body).toBe(502);
+      expect(res.json().error).toMatchObject({ code: 502, message: expect.stringContaining('Stripe could not start the checkout') });
+      const listed = await refused.app.inject({ method: 'GET', url: '/console/api/topups', headers });
+      expect(listed.json().data).toEqual([expect.objectContaining({ amount: 10, status: 'failed' })]);
+      const doc = await refused.app.inject({ method: 'GET', url: '/openapi.json' });
+      expect(Object.keys(doc.json().paths['/console/api/topups'].post.responses)).toContain('502');
+    } finally {
+      await refused.close();
+    }
+  });
+});

@@ -24,7 +24,7 @@ export function consoleTopupsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
     declareSurface(app, { envelope: 'standard', keySources: ['session'] });
     app.addHook('preValidation', accountSessionGuard(ctx));
     const doc = <T extends object>(summary: string, extra: T) => ({ ...extra, tags: ['console'], summary, security: [{ consoleSession: [] }] });
-    app.post('/console/api/topups', { schema: doc('Start a top-up: a Stripe Checkout Session for the amount (TOPUP_MIN to TOPUP_MAX, else 400); send the browser to checkout_url. The balance grows when Stripe reports the payment', { body: S.TopupBody, response: { 200: S.CreatedTopup, ...OFF, ...ErrorResponses } }) },
+    app.post('/console/api/topups', { schema: doc('Start a top-up: a Stripe Checkout Session for the amount (TOPUP_MIN to TOPUP_MAX, else 400); send the browser to checkout_url. The balance grows when Stripe reports the payment; 502 when Stripe will not make the session (the top-up is listed as failed)', { body: S.TopupBody, response: { 200: S.CreatedTopup, ...OFF, 502: ErrorResponses[400], ...ErrorResponses } }) },
       (request) => startTopup(ctx, request.consoleSession!.user_id!, request.body.amount));
     app.get('/console/api/topups', { schema: doc(`The account's top-ups, ${PAGING}`, { querystring: S.AccountTopupsQuery, response: { 200: S.TopupList, ...OFF, ...ErrorResponses } }) },
       (request) => {
