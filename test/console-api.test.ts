@@ -166,6 +166,22 @@ describe(`console account routes [${backendName}]`, () => {
     expect((await t.app.inject({ method: 'GET', url: '/user/balance', headers: { authorization: `Bearer ${key}` } })).statusCode).toBe(401);
   });
 
+  it("another account's key is a 404, a key the operator disabled stays disabled (403); the API document lists both", async () => {
+    const [me, other] = [await holder(), await holder()];
+    const write = { cookie: me.cookie, 'x-csrf-token': me.csrf };
+    for (const method of ['PATCH', 'DELETE'] as const) {
+      const res = await t.app.inject({ method, url: `/console/api/keys/${other.keyId}`, headers: write, ...(method === 'PATCH' ? { payload: { status: 'disabled' } } : {}) });
+      expect(res.statusCode, res.body).toBe(404);
+      expect(res.json().error.code).toBe(404);
+    }
+    expect((await t.app.inject({ method: 'PATCH', url: `/admin/keys/${me.keyId}`, headers: adminHeaders, payload: { status: 'disabled' } })).statusCode).toBe(200);
+    const enable = await t.app.inject({ method: 'PATCH', url: `/console/api/keys/${me.keyId}`, headers: write, payload: { status: 'active' } });
+    expect(enable.statusCode, enable.body).toBe(403);
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(Object.keys(doc.paths['/console/api/keys/{id}'].patch.responses)).toEqual(expect.arrayContaining(['200', '403', '404']));
+    expect(Object.keys(doc.paths['/console/api/keys/{id}'].delete.responses)).toEqual(expect.arrayContaining(['200', '404']));
+  });
+
   it('writes without the CSRF token are refused (403) and change nothing', async () => {
     const me = await holder();
     const res = await t.app.inject({ method: 'POST', url: '/console/api/keys', headers: { cookie: me.cookie }, payload: { name: 'csrf', unlimited: true } });

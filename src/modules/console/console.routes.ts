@@ -30,6 +30,10 @@ import type { AnyKindParams } from '../../core/task-params.ts';
 
 const TASK_PAGE = 50;
 
+// Another account's key or task is a 404; a change past the operator's ceiling (enabling a key the
+// operator disabled, widening its limits) a 403.
+const KEY_REFUSALS = { 403: ErrorResponses[400], 404: ErrorResponses[400] };
+
 const PROMPT_SHOWN = 1000;
 
 function promptOf(task: Task): string | null {
@@ -109,14 +113,14 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         return reply.status(201).send(await accounts.createKey(ctx, { ...request.body, user_id: userId(request) }, 'account'));
       });
 
-    app.patch('/console/api/keys/:id', { schema: doc("Disable or re-enable a key, turn body capture on or off; narrow its models, addresses and expiry (never past the operator's)", { params: IdParams, body: S.KeyStatusBody, response: { 200: Key, ...ErrorResponses } }) },
+    app.patch('/console/api/keys/:id', { schema: doc("Disable or re-enable a key, turn body capture on or off; narrow its models, addresses and expiry (never past the operator's)", { params: IdParams, body: S.KeyStatusBody, response: { 200: Key, ...KEY_REFUSALS, ...ErrorResponses } }) },
       async (request) => {
         await ownKey(request, request.params.id);
         const { status, log_bodies, models, allowed_ips, expires_at } = request.body;
         return accounts.changeKey(ctx, request.params.id, { status, log_bodies, models, allowed_ips, expires_at }, 'account');
       });
 
-    app.delete('/console/api/keys/:id', { schema: doc('Delete a key (refused by the API from then on)', { params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }), ...ErrorResponses } }) },
+    app.delete('/console/api/keys/:id', { schema: doc('Delete a key (refused by the API from then on)', { params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }), 404: ErrorResponses[400], ...ErrorResponses } }) },
       async (request) => {
         await ownKey(request, request.params.id);
         return accounts.deleteKey(ctx, request.params.id);
@@ -149,7 +153,7 @@ export function consoleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         return { data: tasks.map((t) => taskRow(t, ctx, { keys, refused })) };
       });
 
-    app.get('/console/api/tasks/:id/callbacks', { schema: doc("A task's callback attempts", { params: IdParams, response: { 200: Type.Object({ data: Type.Array(S.Attempt) }), ...ErrorResponses } }) },
+    app.get('/console/api/tasks/:id/callbacks', { schema: doc("A task's callback attempts", { params: IdParams, response: { 200: Type.Object({ data: Type.Array(S.Attempt) }), 404: ErrorResponses[400], ...ErrorResponses } }) },
       async (request) => {
         await ownTask(request, request.params.id);
         return { data: await listAttempts(ctx.db, request.params.id) };
