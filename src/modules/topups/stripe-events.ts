@@ -119,15 +119,17 @@ async function chargeRefunded(ctx: Ctx, charge: Stripe.Charge): Promise<Outcome>
 
 /**
  * The top-up a payment was for, as its PaymentIntent's metadata names it (startTopup puts it
- * there); undefined for a payment Stripe does not know. Another failure throws: the event is
- * answered 5xx and delivered again.
+ * there); undefined for a payment Stripe does not know, or one a restricted key may not read
+ * (logged: such a dispute cannot be told apart from one that is not ours). Another failure throws:
+ * the event is answered 5xx and delivered again.
  */
 async function topupOfIntent(ctx: Ctx, paymentIntent: string): Promise<string | undefined> {
   try {
     return (await stripeFor(topupsOn(ctx)).paymentIntents.retrieve(paymentIntent)).metadata?.topup_id;
   } catch (err) {
-    if (err instanceof Stripe.errors.StripeError && err.statusCode === 404) return undefined;
-    throw err;
+    if (!(err instanceof Stripe.errors.StripeError) || (err.statusCode !== 404 && err.statusCode !== 403)) throw err;
+    if (err.statusCode === 403) ctx.logger.warn({ paymentIntent }, 'STRIPE_SECRET_KEY may not read PaymentIntents: a lost dispute that came before its top-up was credited cannot be matched');
+    return undefined;
   }
 }
 
