@@ -8,6 +8,7 @@ import { laterUsage, usageOf, type ReportedUsage } from '../lib/tokens/tokens.ts
 import { reportedUsage } from './wire-usage.ts';
 import { forwardWire } from './wire-forward.ts';
 import { clientError } from './text-refusal.ts';
+import { badGateway } from '../core/errors.ts';
 import { sseEvents, type UpstreamText } from './upstream-http.ts';
 import type { OpenStream } from './upstream-stream.ts';
 
@@ -121,10 +122,20 @@ async function* translatedStream(open: OpenStream, speaks: WireFormat, request: 
   const encode = callerFrames(wire);
   let end: Extract<TextStreamEvent, { type: 'finish' }> | undefined;
   let produced = '';
+  let failure: Extract<TextStreamEvent, { type: 'error' }> | undefined;
   // What the upstream reported so far; a class it never reports is billed our count, not zero.
   let reported: ReportedUsage | undefined;
   const pass = (events: TextStreamEvent[]): TextChunk | undefined => {
     for (const e of events) if (e.type === 'finish') end = e;
+    // The upstream's error ends the stream as on a same-format one (wire-forward.ts): the events
+    // before it go out, then the text service bills the cut and logs the message without the
+    // channel's credentials, and the route writes the gateway's own error event (the upstream's
+    // message, which may echo them or name its internals, is not the caller's to read).
+    const failed = events.findIndex((e) => e.type === 'error');
+    if (failed >= 0) {
+      failure = events[failed] as Extract<TextStreamEvent, { type: 'error' }>;
+      events = events.slice(0, failed);
+    }
     produced += producedText(events);
     const soFar = produced;
     const out = encode(events);
@@ -140,6 +151,7 @@ async function* translatedStream(open: OpenStream, speaks: WireFormat, request: 
     }
     const chunk = pass(decoder.push(data, event.event));
     if (chunk) yield chunk;
+    if (failure) throw badGateway(`upstream stream failed: ${failure.message}`);
   }
   const chunk = pass(decoder.end());
   if (chunk) yield chunk;

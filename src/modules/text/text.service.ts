@@ -176,7 +176,10 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
         return;
       }
       throw call.allDown();
-    } catch (err) {
+    } catch (thrown) {
+      // An upstream that failed midway (its error event) may have echoed the channel's credentials
+      // in its message: neither the call log nor the route's log of the stream's end gets them.
+      const err = state.answered ? hidingSecret(thrown, state.answered) : thrown;
       state.failure = err;
       throw err;
     } finally {
