@@ -114,13 +114,20 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open
   /** Reads an event's data: its finish, usage and (Responses) answer; the message when it is the upstream's error. */
   const see = (data: unknown, name: string | undefined): string | undefined => {
     const seen = ends.push(data, name);
+    // Read before an error returns: a Responses upstream's response.failed reports the usage of
+    // the prompt it received and what it produced, which the cut call pays.
+    const now = reportedUsage(format, data);
+    if (now) reported = laterUsage(reported, now);
     const failed = seen.find((e) => e.type === 'error');
     if (failed && failed.type === 'error') return failed.message;
     finish = (seen.find((e) => e.type === 'finish') as typeof finish) ?? finish;
     if (format === 'responses' && isFinalResponse(data)) answer = (data as { response: unknown }).response;
-    const now = reportedUsage(format, data);
-    if (now) reported = laterUsage(reported, now);
     return undefined;
+  };
+  /** The upstream's error ends the stream; what it reported with it (response.failed's usage) is paid first. */
+  const failing = function* (failure: string): Generator<TextChunk, never> {
+    if (reported !== lastUsage) yield { type: 'usage', usage: (lastUsage = reported)! };
+    throw badGateway(`upstream stream failed: ${failure}`);
   };
   // A Responses block of LF lines is walked event by event and only the events named to read are
   // decoded; the block goes on as the bytes that came (its done events repeat the whole text, so
@@ -134,7 +141,7 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open
       const failure = data === undefined ? undefined : see(data, nameOf(event!));
       if (failure !== undefined) {
         if (start > 0) yield pass(block.subarray(0, start));
-        throw badGateway(`upstream stream failed: ${failure}`);
+        yield* failing(failure);
       }
       start = end;
     }
@@ -151,7 +158,7 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open
       const failure = data === undefined ? undefined : see(data, nameOf(event));
       if (failure !== undefined) {
         if (kept.length) yield pass(Buffer.from(kept.map((e) => `${e}\n\n`).join('')));
-        throw badGateway(`upstream stream failed: ${failure}`);
+        yield* failing(failure);
       }
       if (event !== '' && !(hideUsage && data !== undefined && usageOnly(data))) kept.push(event);
     }
