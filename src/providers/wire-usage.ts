@@ -2,7 +2,7 @@ import type { WireFormat } from '../core/text/index.ts';
 import type { ReportedUsage } from '../lib/tokens/tokens.ts';
 import { chatClasses } from './chat-completions/chat-completions.answers.ts';
 import { geminiClasses } from './gemini/gemini.answers.ts';
-import { messagesClasses } from './messages/messages.answers.ts';
+import { messagesClasses, messagesStartClasses } from './messages/messages.answers.ts';
 
 // What an upstream's answer or stream event reports of the usage, class by class, in each format's
 // place for it. A class reported as something else than a count is undefined: our count bills it
@@ -24,8 +24,8 @@ export function reportedUsage(format: WireFormat, data: unknown): ReportedUsage 
   const d = data as J;
   switch (format) {
     case 'messages': {
-      const usage = d.usage ?? d.message?.usage;
-      return usage && typeof usage === 'object' ? messagesClasses(usage) : undefined;
+      if (d.type === 'message_start') return d.message?.usage && typeof d.message.usage === 'object' ? messagesStartClasses(d.message.usage) : undefined;
+      return d.usage && typeof d.usage === 'object' ? messagesClasses(d.usage) : undefined;
     }
     case 'chat':
       return d.usage && typeof d.usage === 'object' ? chatClasses(d.usage) : undefined;

@@ -23,6 +23,16 @@ export function messagesClasses(usage: MessagesUsage | undefined): ReportedUsage
   };
 }
 
+/**
+ * message_start's classes: its output_tokens is a placeholder (1, or the few tokens of a prefill),
+ * not a count of the answer, which message_delta gives. Left out, a stream cut before its
+ * message_delta bills our count of what it produced instead of that placeholder.
+ */
+export function messagesStartClasses(usage: MessagesUsage | undefined): ReportedUsage {
+  const { output: _placeholder, ...prompt } = messagesClasses(usage);
+  return prompt;
+}
+
 /** POST /v1/messages without streaming. */
 export interface MessagesAnswer {
   id?: string;

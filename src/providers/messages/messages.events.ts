@@ -2,7 +2,7 @@ import { badGateway } from '../../core/errors.ts';
 import { TextUpstreamUnavailable } from '../../core/text/provider.ts';
 import type { FinishReason, TextChunk, TextRequest } from '../../core/text/provider.ts';
 import { laterUsage, usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
-import { messagesClasses, type MessagesEvent } from './messages.answers.ts';
+import { messagesClasses, messagesStartClasses, type MessagesEvent } from './messages.answers.ts';
 import { maxAnswerBytes, UpstreamAnswerCut } from '../upstream-read.ts';
 import { KeptBytes } from '../../lib/kept-bytes.ts';
 import { blankLineEnd, startsAt } from '../sse-blocks.ts';
@@ -191,7 +191,7 @@ export class MessagesEvents {
   private renamed(data: MessagesEvent): Buffer {
     this.started = true;
     const message = data.message ?? {};
-    this.reported = laterUsage(this.reported, messagesClasses(message.usage));
+    this.reported = laterUsage(this.reported, messagesStartClasses(message.usage));
     return Buffer.from(`event: message_start\ndata: ${JSON.stringify({ ...data, message: { ...message, id: this.rename.id, model: this.rename.model } })}\n\n`);
   }
 }

@@ -5,7 +5,7 @@ import { clientError } from '../text-refusal.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
 import type { Channel } from '../../core/channel.ts';
-import { messagesClasses, type MessagesAnswer, type MessagesEvent, type TextDelta } from './messages.answers.ts';
+import { messagesClasses, messagesStartClasses, type MessagesAnswer, type MessagesEvent, type TextDelta } from './messages.answers.ts';
 import { FINISH, forwardEvents } from './messages.events.ts';
 import { openWireStream, wireGenerate, wireStream, type WireRoute } from '../wire-text.ts';
 import { newId } from '../../lib/ids.ts';
@@ -82,7 +82,7 @@ export class MessagesText extends UpstreamText {
       const event: MessagesEvent = JSON.parse(data);
       if (event.type === 'error') throw badGateway(`upstream stream failed: ${String(event.error?.message ?? 'error')}`);
       if (event.type === 'message_start') {
-        reported = laterUsage(reported, messagesClasses(event.message?.usage));
+        reported = laterUsage(reported, messagesStartClasses(event.message?.usage));
         yield { type: 'usage', usage: reported };
       }
       if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta') {
