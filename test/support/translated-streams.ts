@@ -118,3 +118,21 @@ export async function rawStream(format: Format, base: string, key: string, model
   const res = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'x-api-key': key, 'x-goog-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, text: await res.text() };
 }
+
+/** A chat upstream that streams two calls with their argument pieces interleaved, then `finish`, with usage by class. */
+export function interleavedCalls(finish: 'tool_calls' | 'length'): string[] {
+  const call = (index: number, args: string, head?: { id: string; name: string }) =>
+    chatChunk({ tool_calls: [{ index, ...(head ? { id: head.id, type: 'function' } : {}), function: { ...(head ? { name: head.name } : {}), arguments: args } }] });
+  const tail = finish === 'length' ? [call(0, '"Par')] : [call(0, '"Paris"}'), call(1, '"UTC"}')];
+  return [
+    chatChunk({ role: 'assistant', content: null }),
+    call(0, '', { id: 'call_a', name: 'get_weather' }),
+    call(1, '', { id: 'call_b', name: 'get_time' }),
+    call(0, '{"city":'),
+    call(1, '{"tz":'),
+    ...tail,
+    chatChunk({}, finish),
+    `data: ${JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'up', choices: [], usage: { prompt_tokens: 50, prompt_tokens_details: { cached_tokens: 20 }, completion_tokens: 30, completion_tokens_details: { reasoning_tokens: 12 }, total_tokens: 80 } })}\n\n`,
+    'data: [DONE]\n\n',
+  ];
+}

@@ -4,15 +4,16 @@ import {
   isObject, type Json, type SseFrame, type StopReason, type StreamDecoder, type StreamEncoder, type TextStreamEvent,
 } from '../../core/text/index.ts';
 import { stopReasonIn, stopReasonOut, usageIn, usageOut } from './answer.ts';
+import { ChatCalls } from './stream-calls.ts';
 
-type Open = { kind: 'text' | 'thinking'; index: number } | { kind: 'tool'; index: number; tool: number };
+type Open = { kind: 'text' | 'thinking'; index: number };
 
 export class ChatStreamDecoder implements StreamDecoder {
   private started = false;
   private open?: Open;
   private next = 0;
-  /** Chat tool index -> neutral block index, so late argument deltas still find their call. */
-  private readonly tools = new Map<number, number>();
+  /** The tool calls, by chat tool index: late argument deltas still find their call. */
+  private readonly calls = new ChatCalls(() => this.next++);
   /** The key and id of the call seen last, and the next key for a call that came without an index. */
   private lastTool?: number;
   private lastId?: string;
@@ -22,10 +23,14 @@ export class ChatStreamDecoder implements StreamDecoder {
   private done = false;
   private finishSeen = false;
 
-  private close(): TextStreamEvent[] {
+  private closeText(): TextStreamEvent[] {
     const o = this.open;
     this.open = undefined;
     return o ? [{ type: 'block_stop', index: o.index }] : [];
+  }
+
+  private close(): TextStreamEvent[] {
+    return [...this.closeText(), ...this.calls.close()];
   }
 
   private openBlock(kind: 'text' | 'thinking'): TextStreamEvent[] {
@@ -68,19 +73,12 @@ export class ChatStreamDecoder implements StreamDecoder {
         const k = typeof tc.index === 'number' ? tc.index : (id === undefined || id === this.lastId) && this.lastTool !== undefined ? this.lastTool : this.unindexed--;
         this.lastTool = k;
         if (id) this.lastId = id;
-        let at = this.tools.get(k);
-        if (at === undefined) {
-          out.push(...this.close());
-          at = this.next++;
-          this.tools.set(k, at);
-          this.open = { kind: 'tool', index: at, tool: k };
-          out.push({ type: 'block_start', index: at, block: { type: 'tool_call', id: String(tc.id ?? ''), name: String(fn.name ?? '') } });
-        }
-        if (typeof fn.arguments === 'string' && fn.arguments) out.push({ type: 'arguments_delta', index: at, json: fn.arguments });
+        if (!this.calls.has(k)) out.push(...this.calls.start(k, String(tc.id ?? ''), String(fn.name ?? ''), () => this.closeText()));
+        if (typeof fn.arguments === 'string' && fn.arguments) out.push(...this.calls.arguments(k, fn.arguments));
       }
     if (choice.finish_reason) {
       this.finishSeen = true;
-      if (this.stop !== 'refusal') this.stop = stopReasonIn(choice.finish_reason, this.tools.size > 0);
+      if (this.stop !== 'refusal') this.stop = stopReasonIn(choice.finish_reason, this.calls.count > 0);
       out.push(...this.close());
     }
     return out;
