@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(async () => rig?.close());
 
-export async function usageRows(userId: string) {
+async function usageRows(userId: string) {
   const read = () => rig.t.ctx.db.selectFrom('usage').selectAll().where('user_id', '=', userId).execute();
   for (let i = 0; i < 100 && (await read()).length === 0; i++) await new Promise((r) => setTimeout(r, 30));
   return read();
