@@ -243,6 +243,13 @@ describe(`top-ups with Stripe Checkout [${backendName}]`, () => {
     expect((await post(payload, {})).status).toBe(400);
     // Parsed and written again, the JSON is other bytes: refused, which is why the body is kept raw.
     expect((await post(JSON.stringify(JSON.parse(payload), null, 1), { 'stripe-signature': signature })).status).toBe(400);
+    // Signed, but not the shape of an event: a 400 in the envelope, not a 500 Stripe would retry.
+    for (const odd of [{ id: 'evt_odd', type: 'checkout.session.completed' }, { id: 'evt_odd', type: 'charge.refunded', data: null }, { id: 'evt_odd', data: { object: {} } }]) {
+      const body = JSON.stringify(odd);
+      const res = await post(body, { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: stripe.webhookSecret }) });
+      expect(res.status).toBe(400);
+      expect((await res.json()).error.code).toBe(400);
+    }
     await expectState(h, 0, { id, status: 'pending' });
     expect((await post(payload, { 'stripe-signature': signature })).status).toBe(200);
     await expectState(h, 10, { id, status: 'paid' });

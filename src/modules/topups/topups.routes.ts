@@ -69,6 +69,9 @@ export function stripeWebhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
       } catch {
         throw badRequest('The Stripe-Signature header does not match the body');
       }
+      // Signed but not an event Stripe sends: no retry would make it one.
+      const data = (event as { data?: { object?: unknown } }).data;
+      if (typeof event.type !== 'string' || typeof data?.object !== 'object' || data.object === null) throw badRequest('A Stripe event needs its type and data.object');
       // A failure past this point is ours: it answers 5xx, and Stripe delivers the event again.
       const outcome = await applyEvent(ctx, event);
       ctx.logger.info({ event: event.id, type: event.type, outcome }, 'Stripe event');
