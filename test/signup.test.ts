@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
-import { adminHeaders, awayFromRateWindowEdge, backendName, createTestApp, type TestApp } from './harness.ts';
+import { adminHeaders, awayFromRateWindowEdge, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { linkToken, startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
 
 // Customers open their own accounts: the mails reach a real SMTP server, the whole path (sign up,
@@ -115,6 +115,21 @@ describe(`sign-up [${backendName}]`, () => {
     expect(await accountsWithEmail(open, raced)).toBe(1);
     expect(await users()).toBe(before + 1);
     expect(await auditLedger(open.ctx.db)).toEqual([]);
+  });
+
+  it('the operator setting an email a sign-up takes at the same moment: one of them has it, never a 500', async () => {
+    const { user } = await seedAccount(open.ctx, 1);
+    for (let i = 0; i < 4; i++) {
+      const email = freshEmail('contested');
+      const [set, signed] = await Promise.all([
+        open.app.inject({ method: 'PUT', url: `/admin/users/${user.id}/console-credentials`, headers: adminHeaders, payload: { email, password: PASSWORD } }),
+        post(open, '/console/api/signup', { email, password: PASSWORD }),
+      ]);
+      expect(signed.statusCode).toBe(202);
+      expect([200, 400]).toContain(set.statusCode);
+      if (set.statusCode === 400) expect(set.json().error).toMatchObject({ code: 400, message: 'email: already used by another account' });
+      expect(await accountsWithEmail(open, email)).toBe(1);
+    }
   });
 
   it('a password reset: same answer for any email, the link sets a new password, the old one and the other sessions end, the link works once', async () => {

@@ -74,9 +74,20 @@ export async function setCredentials(ctx: Ctx, userId: string, input: { email: s
   if (!EMAIL.test(email)) throw badRequest('email: not an email address');
   if (input.password.length < MIN_PASSWORD_LENGTH) throw badRequest(`password: at least ${MIN_PASSWORD_LENGTH} characters`);
   if (!(await getUser(ctx.db, userId))) throw notFound(`No user ${userId}`);
-  const existing = await findCredentialsByEmail(ctx.db, email);
-  if (existing && existing.user_id !== userId) throw badRequest('email: already used by another account');
-  await upsertCredentials(ctx.db, { user_id: userId, email, password_hash: await hashPassword(input.password), now: Date.now() });
+  const passwordHash = await hashPassword(input.password);
+  const takenByOther = async () => {
+    const existing = await findCredentialsByEmail(ctx.db, email);
+    return existing !== undefined && existing.user_id !== userId;
+  };
+  const taken = badRequest('email: already used by another account');
+  if (await takenByOther()) throw taken;
+  try {
+    await upsertCredentials(ctx.db, { user_id: userId, email, password_hash: passwordHash, now: Date.now() });
+  } catch (err) {
+    // A sign-up took the email between the check and the write: its unique index refused ours.
+    if (await takenByOther()) throw taken;
+    throw err;
+  }
   await deleteUserSessions(ctx.db, userId);
   return { user_id: userId, email };
 }
