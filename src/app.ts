@@ -8,7 +8,7 @@ import { clientErrorHandler, errorHandler, registerErrorHandling } from './http/
 import { keepJsonBytes } from './http/json-body.ts';
 import { badRequest, serviceUnavailable } from './core/errors.ts';
 import type { Config } from './config.ts';
-import { ErrorEnvelope } from './http/schemas.ts';
+import { ErrorEnvelope, ErrorResponses } from './http/schemas.ts';
 import { collectRoutes } from './http/route-table.ts';
 import { declareSurface } from './http/surface.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
@@ -163,6 +163,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       return done(serviceUnavailable('The gateway is shutting down: retry the request'));
     }
     done(request.url.includes('%00') ? badRequest(NUL_REFUSED) : undefined);
+  });
+  // A route that names a resource in its path answers 404 when there is none: documented on each.
+  app.addHook('onRoute', (route) => {
+    const responses = (route.schema as { response?: Record<string, unknown> } | undefined)?.response;
+    if (route.url.includes('/:') && responses && !responses[404]) responses[404] = ErrorResponses[400];
   });
   // The body check goes only on routes that can take a body, after their own guards.
   app.addHook('onRoute', (route) => {

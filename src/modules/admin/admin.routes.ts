@@ -55,7 +55,7 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.patch('/admin/keys/:id', { schema: doc('Change a key (name, status, quota, rate limit, body capture)', { params: IdParams, body: S.UpdateKeyBody, response: { 200: S.Key, ...ErrorResponses } }) },
       (request) => accounts.changeKey(ctx, request.params.id, request.body));
 
-    app.delete('/admin/keys/:id', { schema: doc('Delete a key (soft delete; refused everywhere within a second)', { params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }) } }) },
+    app.delete('/admin/keys/:id', { schema: doc('Delete a key (soft delete; refused everywhere within a second)', { params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }), ...ErrorResponses } }) },
       (request) => accounts.deleteKey(ctx, request.params.id));
 
     app.put('/admin/users/:id/console-credentials', { schema: doc("Set an account's console sign-in (email + password; ends its sessions)", { params: IdParams, body: CredentialsBody, response: { 200: Type.Object({ user_id: Type.String(), email: Type.String() }), ...ErrorResponses } }) },
@@ -76,13 +76,13 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       models: Type.Record(Type.String(), Type.Unknown(), { description: 'USD: per_image, per_second, per_token, per_asset (as config/pricing.json)' }),
     });
     const prices = () => ({ source: ctx.prices.source(), models: ctx.pricing.table().models });
-    app.get('/admin/prices', { schema: doc('The prices in force', { response: { 200: Prices } }) }, prices);
+    app.get('/admin/prices', { schema: doc('The prices in force', { response: { 200: Prices, ...ErrorResponses } }) }, prices);
     app.put('/admin/prices', { schema: doc('Replace every price (all processes within seconds; open holds keep their amount)', { body: S.PricesBody, response: { 200: Prices, ...ErrorResponses } }) },
       async (request) => {
         await ctx.prices.save(request.body);
         return prices();
       });
-    app.delete('/admin/prices', { schema: doc('Go back to the prices of PRICING_FILE', { response: { 200: Prices } }) },
+    app.delete('/admin/prices', { schema: doc('Go back to the prices of PRICING_FILE', { response: { 200: Prices, ...ErrorResponses } }) },
       async () => {
         await ctx.prices.reset();
         return prices();

@@ -39,7 +39,7 @@ export function channelsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.patch('/admin/channels/:id', { preValidation: typeFirst, schema: doc('Change a channel', { params: IdParams, body: S.UpdateChannelBody, response: { 200: S.Channel, ...ErrorResponses } }) },
       async (request) => changed(await changeChannel(ctx.db, request.params.id, request.body)));
 
-    app.delete('/admin/channels/:id', { schema: doc('Remove a channel', { params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }) } }) },
+    app.delete('/admin/channels/:id', { schema: doc('Remove a channel', { params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }), ...ErrorResponses } }) },
       async (request) => changed(await removeChannel(ctx.db, request.params.id)));
 
     const TestResult = Type.Object({ ok: Type.Boolean(), latency_ms: Type.Integer(), detail: Type.String() });
