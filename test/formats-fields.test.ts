@@ -47,6 +47,15 @@ describe('stop reasons, both ways', () => {
     expect(FORMATS[f].decodeAnswer(body).stopReason).toBe(back);
   });
 
+  it('a call cut off by max tokens: an incomplete Responses item; left out of a Gemini answer, kept if whole', () => {
+    const cut: TextAnswer = { ...answer('max_tokens'), content: [{ type: 'text', text: 'hi' }, { type: 'tool_call', id: 'c1', name: 'f', arguments: '{"city":"Par' }] };
+    expect((FORMATS.responses.encodeAnswer(cut) as J).output.find((i: J) => i.type === 'function_call').status).toBe('incomplete');
+    expect((FORMATS.gemini.encodeAnswer(cut) as J).candidates[0].content.parts).toEqual([{ text: 'hi' }]);
+    const whole: TextAnswer = { ...cut, content: [{ type: 'tool_call', id: 'c1', name: 'f', arguments: '{"city":"Paris"}' }] };
+    expect((FORMATS.responses.encodeAnswer(whole) as J).output[0].status).toBe('completed');
+    expect((FORMATS.gemini.encodeAnswer(whole) as J).candidates[0].content.parts[0].functionCall.args).toEqual({ city: 'Paris' });
+  });
+
   it('messages keeps the stop sequence that ended the answer', () => {
     const body = FORMATS.messages.encodeAnswer(answer('stop_sequence')) as J;
     expect(body.stop_sequence).toBe('END');

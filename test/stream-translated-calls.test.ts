@@ -78,6 +78,10 @@ describe(`parallel calls from a chat upstream, interleaved [${backendName}]`, ()
       expect(r.error).toBeUndefined();
       const stop = caller === 'messages' ? r.result.stop_reason : caller === 'responses' ? [r.result.status, r.result.incomplete_details?.reason] : r.result.at(-1).candidates[0].finishReason;
       expect(stop).toEqual({ messages: 'max_tokens', responses: ['incomplete', 'max_output_tokens'], gemini: 'MAX_TOKENS' }[caller]);
+      // Both calls' arguments were cut off: a Responses item says so, and Gemini (whose calls are
+      // whole parts, never half of one) leaves them out rather than send arguments nobody can run.
+      if (caller === 'responses') expect(r.result.output.filter((i: any) => i.type === 'function_call').map((i: any) => i.status)).toEqual(['incomplete', 'incomplete']);
+      if (caller === 'gemini') expect(r.result.flatMap((c: any) => c.candidates?.[0]?.content?.parts ?? []).filter((p: any) => p.functionCall)).toEqual([]);
       expect(await usageRow(account.user.id)).toMatchObject({ status: 'ok', input_tokens: 30, output_tokens: 30 });
     });
   }

@@ -56,6 +56,17 @@ export const toolNamesById = (messages: TextMessage[]): Map<string, string> => {
   return names;
 };
 
+/** False for arguments cut off before their JSON ended (an upstream that stopped for max tokens mid-call). */
+export const argumentsComplete = (json: string): boolean => {
+  if (json.trim() === '') return true;
+  try {
+    JSON.parse(json);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /** Parses a call's JSON arguments into the object formats that carry objects; `{}` for empty text. */
 export const argumentsObject = (json: string): Record<string, unknown> => {
   if (json.trim() === '') return {};

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { UsageClasses } from '../../core/usage.ts';
 import {
-  argumentsObject, isObject, obj, unwrapOpaque, wrapOpaque,
+  argumentsComplete, argumentsObject, isObject, obj, unwrapOpaque, wrapOpaque,
   type AnswerPart, type Json, type StopReason, type TextAnswer,
 } from '../../core/text/index.ts';
 
@@ -84,8 +84,11 @@ export const partOut = (p: AnswerPart): Json => {
   return { functionCall: { id: p.id, name: p.name, args: argumentsObject(p.arguments) }, ...sig };
 };
 
+/** A call whose arguments the max-tokens stop cut off: Gemini never answers half a call. */
+const cutOff = (p: AnswerPart, stop: StopReason): boolean => stop === 'max_tokens' && p.type === 'tool_call' && !argumentsComplete(p.arguments);
+
 export const encodeAnswer = (a: TextAnswer): Json => ({
-  candidates: [{ content: { role: 'model', parts: a.content.filter((p) => !(p.type === 'thinking' && p.redacted)).map(partOut) }, finishReason: stopReasonOut(a.stopReason), index: 0 }],
+  candidates: [{ content: { role: 'model', parts: a.content.filter((p) => !(p.type === 'thinking' && p.redacted) && !cutOff(p, a.stopReason)).map(partOut) }, finishReason: stopReasonOut(a.stopReason), index: 0 }],
   usageMetadata: usageOut(a.usage),
   modelVersion: a.model,
   responseId: a.id,

@@ -1,7 +1,7 @@
 // Gemini streamGenerateContent (SSE of whole GenerateContentResponse chunks) to and from neutral events.
 import { NO_USAGE, type UsageClasses } from '../../core/usage.ts';
 import {
-  argumentsObject, isObject, wrapOpaque,
+  argumentsComplete, argumentsObject, isObject, wrapOpaque,
   type Json, type OpaqueValue, type SseFrame, type StreamDecoder, type StreamEncoder, type TextStreamEvent,
 } from '../../core/text/index.ts';
 import { partIn, stopReasonIn, stopReasonOut, usageIn, usageOut } from './answer.ts';
@@ -87,6 +87,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
   /** Calls are whole parts in Gemini: arguments wait for the end of their block. */
   private readonly calls = new Map<number, { id: string; name: string; args: string; signature?: OpaqueValue }>();
   private readonly kinds = new Map<number, 'text' | 'thinking'>();
+  /** Calls whose arguments were cut off, kept for the finish to decide. */
+  private readonly cut: Json[] = [];
 
   private chunk(parts: Json[], extra: Json = {}): SseFrame {
     return { data: JSON.stringify({ candidates: [{ content: { role: 'model', parts }, index: 0, ...extra.candidate as Json }], ...(extra.usageMetadata ? { usageMetadata: extra.usageMetadata } : {}), modelVersion: this.head.modelVersion, responseId: this.head.responseId }) };
@@ -124,10 +126,18 @@ export class GeminiStreamEncoder implements StreamEncoder {
         if (!call) return [];
         this.calls.delete(ev.index);
         const sig = call.signature ? { thoughtSignature: wrapOpaque(call.signature, 'gemini') } : {};
-        return [this.chunk([{ functionCall: { id: call.id, name: call.name, args: argumentsObject(call.args) }, ...sig }])];
+        const part = { functionCall: { id: call.id, name: call.name, args: argumentsObject(call.args) }, ...sig };
+        // Arguments cut off: a call the finish decides (dropped on MAX_TOKENS, as Gemini never sends half a call).
+        if (!argumentsComplete(call.args)) {
+          this.cut.push(part);
+          return [];
+        }
+        return [this.chunk([part])];
       }
-      case 'finish':
-        return [this.chunk([{ text: '' }], { candidate: { finishReason: stopReasonOut(ev.stopReason) }, usageMetadata: usageOut(ev.usage) })];
+      case 'finish': {
+        const cut = this.cut.length > 0 && ev.stopReason !== 'max_tokens' ? [this.chunk(this.cut)] : [];
+        return [...cut, this.chunk([{ text: '' }], { candidate: { finishReason: stopReasonOut(ev.stopReason) }, usageMetadata: usageOut(ev.usage) })];
+      }
       case 'error':
         return [{ data: JSON.stringify({ error: { code: 500, message: ev.message, status: ev.code ?? 'INTERNAL' } }) }];
     }

@@ -1,7 +1,7 @@
 // A Responses API `Response` to and from the neutral answer: output items, status, usage.
 import type { UsageClasses } from '../../core/usage.ts';
 import {
-  arr, customArguments, customInput, isObject, obj, str, unwrapOpaque, wrapOpaque,
+  argumentsComplete, arr, customArguments, customInput, isObject, obj, str, unwrapOpaque, wrapOpaque,
   type AnswerPart, type Json, type StopReason, type TextAnswer,
 } from '../../core/text/index.ts';
 
@@ -114,7 +114,7 @@ export const outputItemOut = (p: AnswerPart, answerId: string, index: number, cu
   if (p.type === 'text')
     return { id: itemId('msg', answerId, index), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: p.text, annotations: [], logprobs: [] }] };
   if (p.type === 'tool_call')
-    return { id: itemId('fc', answerId, index), type: 'function_call', status: 'completed', call_id: p.id, ...namespace, name: p.name, arguments: p.arguments };
+    return { id: itemId('fc', answerId, index), type: 'function_call', status: argumentsComplete(p.arguments) ? 'completed' : 'incomplete', call_id: p.id, ...namespace, name: p.name, arguments: p.arguments };
   return {
     id: p.itemId ?? itemId('rs', answerId, index), type: 'reasoning',
     summary: p.text ? [{ type: 'summary_text', text: p.text }] : [],
