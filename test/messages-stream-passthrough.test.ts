@@ -135,6 +135,23 @@ describe(`a messages stream from a messages upstream [${backendName}]`, () => {
     expect(call.first_token_ms).toBeTypeOf('number');
   });
 
+  it('a cut stream of tool-call arguments and thinking is charged for them, not only for its text', async () => {
+    const words = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
+    const thinking = sseEvent('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }) +
+      sseEvent('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: words } }) +
+      sseEvent('content_block_stop', { type: 'content_block_stop', index: 0 });
+    const tool = sseEvent('content_block_start', { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'note', input: {} } }) +
+      sseEvent('content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: JSON.stringify({ text: words }) } });
+    upstream.script = { pieces: [start + thinking, tool], end: 'cut' };
+    const account = await seedAccount(t.ctx, 1);
+    const res = await request(`${base}/v1/messages`, { method: 'POST', headers: { 'x-api-key': account.key, 'content-type': 'application/json' }, body: streamBody('chatgen-4-haiku') });
+    await res.body.text();
+    const row = await usageRow(account.user.id);
+    expect(row).toMatchObject({ status: 'aborted', input_tokens: 21 });
+    // 300 words twice over: each word is a token or more in our count.
+    expect(Number(row.output_tokens)).toBeGreaterThan(600);
+  });
+
   it('a caller that leaves stops the upstream call and is charged for what was produced', async () => {
     upstream.script = { pieces: [start + blockStart], end: 'hold', repeat: delta('more words ') };
     const cancelled = upstream.cancelled;

@@ -55,8 +55,8 @@ export interface MessagesEvent {
   type?: string;
   /** message_start: the message so far (its id, model and input usage). */
   message?: MessagesAnswer;
-  /** content_block_delta: {type: text_delta, text}; message_delta: {stop_reason, stop_sequence}. */
-  delta?: { type?: string; text?: string; stop_reason?: string | null; stop_sequence?: string | null };
+  /** content_block_delta: {type: text_delta, text} (thinking_delta: thinking; input_json_delta: partial_json); message_delta: {stop_reason, stop_sequence}. */
+  delta?: { type?: string; text?: string; thinking?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null };
   /** message_delta: the output so far. */
   usage?: MessagesUsage;
   /** error: what went wrong. */

@@ -58,13 +58,19 @@ function dataOf(block: Buffer, start: number, end: number): MessagesEvent | unde
   }
 }
 
-/** The text deltas in whole events (read only when a call cut short must be counted). */
+/**
+ * What whole events produced: text, thinking and tool-call arguments (read only when a call cut
+ * short must be counted; each is output the upstream bills).
+ */
 function eventsText(block: Buffer): string {
   let text = '';
   for (let start = 0; start < block.length; ) {
     const end = eventEnd(block, start);
     const data = dataOf(block, start, end);
-    if (data?.type === 'content_block_delta' && data.delta?.type === 'text_delta') text += data.delta.text;
+    const delta = data?.type === 'content_block_delta' ? data.delta : undefined;
+    if (delta?.type === 'text_delta') text += delta.text ?? '';
+    else if (delta?.type === 'thinking_delta') text += delta.thinking ?? '';
+    else if (delta?.type === 'input_json_delta') text += delta.partial_json ?? '';
     start = end;
   }
   return text;
