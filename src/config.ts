@@ -2,7 +2,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { ReferenceRules } from './core/provider-settings.ts';
-import { MAX_BALANCE_USD, type BillingUnit } from './lib/money.ts';
+import { MAX_BALANCE_USD, UNITS_PER_USD, type BillingUnit } from './lib/money.ts';
+import { STRIPE_MAX_MINOR, unitsPerMinor } from './lib/minor-units.ts';
 // Configuration is read once from the environment into a frozen object. An invalid value stops the
 // process at start with a message naming the variable, instead of failing later mid-request.
 
@@ -489,6 +490,9 @@ function topups(env: Env, billingUnit: BillingUnit, creditsPerUsd: number): Conf
   if (max < min) throw new ConfigError('TOPUP_MAX', `must not be below TOPUP_MIN (${min}), got ${max}`);
   // No single top-up may be more than a balance may hold (lib/money.ts).
   if (max > MAX_BALANCE_USD * usd) throw new ConfigError('TOPUP_MAX', `must be at most ${MAX_BALANCE_USD * usd}, the most a balance may hold, got ${max}`);
+  // A larger amount would only be refused by Stripe when a customer tries it (a 502).
+  const maxMinor = Math.round(((max / usd) * UNITS_PER_USD) / unitsPerMinor(currency));
+  if (maxMinor > STRIPE_MAX_MINOR) throw new ConfigError('TOPUP_MAX', `must be at most ${((STRIPE_MAX_MINOR * unitsPerMinor(currency)) / UNITS_PER_USD) * usd} with TOPUP_CURRENCY=${currency}: Stripe charges at most ${STRIPE_MAX_MINOR} of its smallest unit at once, got ${max}`);
   if (secret === undefined) return undefined;
   if (webhookSecret === undefined) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'must be set with STRIPE_SECRET_KEY: without it no payment is ever credited');
   const protocol = base.protocol === 'http:' ? 'http' : 'https';

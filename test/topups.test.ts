@@ -5,6 +5,7 @@ import { getUser } from '../src/modules/accounts/accounts.repo.ts';
 import { auditLedger } from '../src/modules/billing/ledger.audit.ts';
 import { debit } from '../src/modules/billing/ledger.ts';
 import { MAX_BALANCE_UNITS } from '../src/lib/money.ts';
+import { loadConfig } from '../src/config.ts';
 import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startFakeStripe, type FakeStripe } from './support/fake-stripe.ts';
 
@@ -123,6 +124,8 @@ describe(`the fake Stripe, driven by the official SDK [${backendName}]`, () => {
     await expect(sdk.checkout.sessions.create(noCurrency)).rejects.toMatchObject({ code: 'parameter_missing', param: 'line_items[0][price_data][currency]' });
     await expect(sdk.checkout.sessions.create({ ...noSuccess, success_url: 'https://example.com', colour: 'red' } as Stripe.Checkout.SessionCreateParams)).rejects.toMatchObject({ code: 'parameter_unknown', param: 'colour' });
     const params = { ...noSuccess, success_url: 'https://example.com' };
+    const tooMuch = { ...params, line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: 100_000_000, product_data: { name: 'x' } } }] };
+    await expect(sdk.checkout.sessions.create(tooMuch)).rejects.toMatchObject({ statusCode: 400, param: 'line_items[0][price_data][unit_amount]' });
     await sdk.checkout.sessions.create(params, { idempotencyKey: 'same-key' });
     await expect(sdk.checkout.sessions.create({ ...params, client_reference_id: 'other' }, { idempotencyKey: 'same-key' })).rejects.toMatchObject({ type: 'StripeIdempotencyError', statusCode: 400 });
   });
@@ -421,6 +424,19 @@ describe(`top-ups in a currency Stripe counts in thousandths or whole units [${b
         await other.close();
       }
     }
+  });
+});
+
+describe('TOPUP_MAX and what Stripe charges at most', () => {
+  it('a TOPUP_MAX past eight digits of the currency\'s smallest unit is refused at start, naming it', () => {
+    const env = { STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_x' };
+    expect(loadConfig({ ...env, TOPUP_MAX: '999999.99' }).topups!.max).toBe(999999.99);
+    expect(() => loadConfig({ ...env, TOPUP_MAX: '1000000' })).toThrow(/TOPUP_MAX must be at most 999999.99 with TOPUP_CURRENCY=usd/);
+    // Whole yen: 99,999,999 of them; thousandths of a dinar: 99,999.999.
+    expect(loadConfig({ ...env, TOPUP_CURRENCY: 'jpy', TOPUP_MAX: '99999999' }).topups!.max).toBe(99999999);
+    expect(() => loadConfig({ ...env, TOPUP_CURRENCY: 'kwd', TOPUP_MAX: '100000' })).toThrow(/TOPUP_MAX must be at most 99999.999/);
+    // Credits: the same dollars, counted in credits.
+    expect(() => loadConfig({ ...env, BILLING_UNIT: 'credits', CREDITS_PER_USD: '1000', TOPUP_MAX: '1000000000' })).toThrow(/TOPUP_MAX must be at most 999999990/);
   });
 });
 

@@ -82,6 +82,8 @@ function sessionInput(form: FormObject): O.CheckoutSessionInput {
     };
   });
   for (const [i, item] of line_items.entries()) {
+    // Stripe takes at most eight digits of the smallest unit in an amount.
+    if (item.price_data.unit_amount > 99_999_999) throw invalid('This value must be less than or equal to 99999999.', { param: `line_items[${i}][price_data][unit_amount]` });
     // Stripe's three-decimal currencies: amounts in thousandths, whose last digit must be 0.
     if (['bhd', 'jod', 'kwd', 'omr', 'tnd'].includes(item.price_data.currency) && item.price_data.unit_amount % 10 !== 0) {
       throw invalid('Amounts in three-decimal currencies must end in 0', { param: `line_items[${i}][price_data][unit_amount]` });

@@ -1,6 +1,7 @@
 import type { TopupsConfig } from '../../config.ts';
 import { badRequest } from '../../core/errors.ts';
 import { fromBalance, UNITS_PER_USD, type MoneyFormat } from '../../lib/money.ts';
+import { isThreeDecimal, unitsPerMinor } from '../../lib/minor-units.ts';
 
 // What a top-up costs. One unit of TOPUP_CURRENCY buys the balance one USD is (1,000,000 ledger
 // units): one dollar of balance with BILLING_UNIT=usd, CREDITS_PER_USD credits with credits. Stripe
@@ -9,15 +10,8 @@ import { fromBalance, UNITS_PER_USD, type MoneyFormat } from '../../lib/money.ts
 // zero-decimal but still sent with two decimals, which must be 00. An amount must be a whole
 // number of what Stripe accepts.
 
-const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
-const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
-
-/** Ledger units one smallest currency unit (as Stripe counts amounts) buys. */
-export const unitsPerMinor = (currency: string) =>
-  ZERO_DECIMAL.has(currency) ? UNITS_PER_USD : THREE_DECIMAL.has(currency) ? UNITS_PER_USD / 1000 : UNITS_PER_USD / 100;
-
 /** The ledger units of the smallest amount step Stripe charges in. */
-const stepOf = (currency: string) => unitsPerMinor(currency) * (THREE_DECIMAL.has(currency) ? 10 : currency === 'isk' ? 100 : 1);
+const stepOf = (currency: string) => unitsPerMinor(currency) * (isThreeDecimal(currency) ? 10 : currency === 'isk' ? 100 : 1);
 
 export interface TopupPrice {
   /** Ledger units credited once paid. */

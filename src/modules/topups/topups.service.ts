@@ -7,7 +7,8 @@ import { MAX_BALANCE_UNITS, toBalance } from '../../lib/money.ts';
 import { getUser } from '../accounts/accounts.repo.ts';
 import { aboveMaximum } from '../accounts/amounts.ts';
 import { stripeFor } from './stripe-client.ts';
-import { priceOf, unitsPerMinor } from './topup-money.ts';
+import { priceOf } from './topup-money.ts';
+import { unitsPerMinor } from '../../lib/minor-units.ts';
 import { insertTopup, listTopups, setSession, startFailed } from './topups.repo.ts';
 
 // Starting a top-up and reading them back. The row is written before Stripe is asked, so a session
