@@ -58,7 +58,7 @@ export const Group = Type.Object(
 );
 
 export const ListQuery = Type.Object({
-  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
+  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: 'Rows per page, from 1 (default 100, at most 1000)' })),
   after: Type.Optional(Type.String({ maxLength: 100 })),
 });
 

@@ -13,7 +13,7 @@ const filters = {
   status: Type.Optional(Status),
   from: Type.Optional({ ...UnixSeconds, description: 'Calls at or after this time (Unix seconds)' }),
   to: Type.Optional({ ...UnixSeconds, description: 'Calls before this time (Unix seconds)' }),
-  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: 'Rows per page, 1 to 500 (default 50)' })),
+  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$', description: 'Rows per page, 1 to 500 (default 50)' })),
   after: Type.Optional(Type.String({ maxLength: 200, description: "The previous page's `next`" })),
 };
 

@@ -36,7 +36,7 @@ export const CreatedCodes = Type.Object({
 
 export const CodesQuery = Type.Object({
   batch_id: Type.Optional(Type.String({ maxLength: 100 })),
-  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
+  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: 'Rows per page, from 1 (default 100, at most 1000)' })),
   before: Type.Optional(Type.String({ maxLength: 100, description: 'Newest first: the last id of the previous page' })),
 });
 

@@ -39,7 +39,7 @@ const Next = Type.Union([Type.String(), Type.Null()], { description: 'Pass as `a
 export const TopupList = Type.Object({ data: Type.Array(Topup), next: Next });
 
 const paging = {
-  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: 'Rows per page (default 50, at most 500)' })),
+  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: 'Rows per page (default 50, at most 500)' })),
   after: Type.Optional(Type.String({ maxLength: 100, description: "The previous page's `next`" })),
 };
 export const AccountTopupsQuery = Type.Object(paging);
