@@ -17,7 +17,7 @@ import { ADMIN, benchKey, messagesUpstream, pinSelf, RESPONSES_STREAM_BODY, rout
 //   npx tsx bench/perf-profile.ts
 // PROFILE_STREAM=1: streamed /v1/messages (200 events) instead of whole calls; PROFILE_BODY=agent:
 // an agent-sized body (bench/agent-body.ts); PROFILE_BARE=1: the bare proxy instead of the gateway;
-// PROFILE_CHAT=1: whole calls on /v1/chat/completions (translated to the messages upstream);
+// PROFILE_BARE=fastify: the bare proxy in a Fastify route (bench/fastify-proxy.ts); PROFILE_CHAT=1: whole calls on /v1/chat/completions (translated to the messages upstream);
 // PROFILE_STREAM=responses: streamed POST /v1/responses through an openai channel (forwarded);
 // PROFILE_SECONDS (8), PROFILE_TOP (40).
 pinSelf();
@@ -27,7 +27,8 @@ if (spawnSync('perf', ['--version']).status !== 0) {
 }
 const RESPONSES = process.env.PROFILE_STREAM === 'responses';
 const STREAM = process.env.PROFILE_STREAM === '1' || RESPONSES;
-const BARE = process.env.PROFILE_BARE === '1';
+const FRAMEWORK = process.env.PROFILE_BARE === 'fastify';
+const BARE = process.env.PROFILE_BARE === '1' || FRAMEWORK;
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
 const body = RESPONSES ? RESPONSES_STREAM_BODY : STREAM ? STREAM_BODY : process.env.PROFILE_BODY === 'agent' ? agentBody('chatgen-4-haiku') : WHOLE_BODY;
 const connections = process.env.PROFILE_BODY === 'agent' ? 10 : 50;
@@ -38,7 +39,7 @@ const headers: Record<string, string> = { 'content-type': 'application/json' };
 // --perf-basic-prof writes /tmp/perf-<pid>.map (perf reads the JIT's function names there); V8's log it turns on goes nowhere.
 const PERF_NODE_ARGS = '--perf-basic-prof --no-logfile-per-isolate --logfile=/dev/null';
 const target = BARE
-  ? await startServer(STREAM ? 'bench/stream-proxy.ts' : 'bench/bare-proxy.ts', { UPSTREAM: upstream.url, NODE_ARGS: PERF_NODE_ARGS }, '/v1/messages')
+  ? await startServer(STREAM ? 'bench/stream-proxy.ts' : FRAMEWORK ? 'bench/fastify-proxy.ts' : 'bench/bare-proxy.ts', { UPSTREAM: upstream.url, NODE_ARGS: PERF_NODE_ARGS }, '/v1/messages')
   : await startServer('src/main.ts', { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0', NODE_ARGS: PERF_NODE_ARGS });
 if (!BARE) {
   await routeHaikuTo(target.url, upstream.url, RESPONSES ? 'openai' : 'messages');

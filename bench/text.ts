@@ -12,7 +12,8 @@ import { PORTKEY_VERSION, portkeyMessagesHeaders, startPortkey } from './portkey
 // This VM's speed drifts by a third within minutes, more than the differences measured, so the
 // targets are measured in interleaved rounds: every round loads each target in turn for a few
 // seconds, each ratio is taken within its round, and the median round is reported (with the spread).
-// BENCH_ROUNDS (5), BENCH_SECONDS per target and round (5), PROBE_REQUESTS per target and round (400).
+// BENCH_ROUNDS (5), BENCH_SECONDS per target and round (5), PROBE_REQUESTS per target and round (400),
+// BENCH_FRAMEWORK=1 (the bare proxy in a Fastify route as well).
 pinSelf();
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -54,6 +55,8 @@ const spread = (values: number[], digits = 0) => `${Math.min(...values).toFixed(
 const upstream = await startServer('bench/fake-messages-upstream.ts', {}, '/v1/messages');
 const bare = await startServer('bench/bare-proxy.ts', { UPSTREAM: upstream.url }, '/v1/messages');
 const { url: portkey } = await startPortkey();
+// BENCH_FRAMEWORK=1: also the bare proxy inside a Fastify route (bench/fastify-proxy.ts), the framework's own share.
+const framework = process.env.BENCH_FRAMEWORK === '1' ? await startServer('bench/fastify-proxy.ts', { UPSTREAM: upstream.url }, '/v1/messages') : undefined;
 const gateway = await startServer('src/main.ts', { DATABASE_URL: tempSqlite(), ADMIN_TOKEN: ADMIN, WORKERS: '0' });
 
 // The gateway: a messages channel to the upstream, an account and a key; auth, rate limit and billing on.
@@ -66,8 +69,9 @@ const targets: Target[] = [
   { name: `Portkey gateway ${PORTKEY_VERSION}`, url: `${portkey}/v1/messages`, headers: portkeyMessagesHeaders(upstream.url) },
   { name: 'this gateway, /v1/messages (auth, rate limit, billing)', url: `${gateway.url}/v1/messages`, headers: { 'x-api-key': key } },
   { name: 'this gateway, /v1/chat/completions (same, OpenAI format)', url: `${gateway.url}/v1/chat/completions`, headers: { authorization: `Bearer ${key}` }, body: chatBody },
+  ...(framework ? [{ name: 'the bare proxy in a Fastify route', url: `${framework.url}/v1/messages`, headers: {} }] : []),
 ];
-const [, bareTarget, portkeyTarget, ours, chat] = targets as [Target, Target, Target, Target, Target];
+const [, bareTarget, portkeyTarget, ours, chat, frameworkTarget] = targets as [Target, Target, Target, Target, Target, Target | undefined];
 
 // Warm-up (JIT, pools, caches) before anything is measured. Three loads, not one: when a load's
 // 50 connections close, V8 throws away optimized code that assumed open sockets and compiles it
@@ -108,6 +112,7 @@ const lines = [
   '',
   `This gateway vs the bare proxy, per round: ${vsBare.map((v) => `${v.toFixed(0)}%`).join(', ')}; median **${median(vsBare).toFixed(1)}%** (target >= 75%).`,
   `/v1/chat/completions vs the bare proxy, per round: ${chatVsBare.map((v) => `${v.toFixed(0)}%`).join(', ')}; median **${median(chatVsBare).toFixed(1)}%** (target >= 60%); added p50 median +${median(added(chat)).toFixed(3)} ms.`,
+  ...(frameworkTarget ? [`The bare proxy in a Fastify route vs the bare proxy, per round: ${perRound(frameworkTarget, (i) => (100 * rps(frameworkTarget, i)) / rps(bareTarget, i)).map((v) => `${v.toFixed(0)}%`).join(', ')}; median **${median(perRound(frameworkTarget, (i) => (100 * rps(frameworkTarget, i)) / rps(bareTarget, i))).toFixed(1)}%**.`] : []),
   `This gateway vs Portkey, per round: ${vsPortkey.map((v) => `${v.toFixed(1)}x`).join(', ')}; median **${median(vsPortkey).toFixed(1)}x** (target >= 5x).`,
   `Added p50 of this gateway, per round: ${added(ours).map((v) => `+${v.toFixed(3)}`).join(', ')} ms; median **+${median(added(ours)).toFixed(3)} ms** (target < 0.5 ms); the bare proxy's: +${median(added(bareTarget)).toFixed(3)} ms.`,
 ];
