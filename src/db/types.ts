@@ -293,6 +293,8 @@ export interface ResponsesTable {
   response: string;
   /** The conversation up to and including this answer: neutral TextMessage[], JSON. */
   conversation: string;
+  /** The channel whose upstream keeps this response too (a follow-up goes back to it); null: only we do. */
+  channel_id: string | null;
   created_at: number;
   expires_at: number;
 }

@@ -23,6 +23,7 @@ import { migration as m0021 } from './0021_signup_tokens_invites.ts';
 import { migration as m0022 } from './0022_oidc.ts';
 import { migration as m0023 } from './0023_topups.ts';
 import { migration as m0024 } from './0024_call_bodies.ts';
+import { migration as m0025 } from './0025_response_channels.ts';
 
 // Every migration in the order it runs. A name is stored in each database it ran on: never rename
 // one; a change is a new file with the next number, added at the end.
@@ -51,4 +52,5 @@ export const migrations: Record<string, DialectMigration> = {
   '0022_oidc': m0022,
   '0023_topups': m0023,
   '0024_call_bodies': m0024,
+  '0025_response_channels': m0025,
 };
