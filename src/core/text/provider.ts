@@ -88,6 +88,12 @@ export interface TextProvider {
   countTokens?(request: TextRequest, signal: CallSignal): Promise<number>;
   /** Answers wire calls itself (TextRequest.wire); others get them through wire-legacy.ts. */
   readonly speaksWire?: boolean;
+  /**
+   * Whether the upstream keeps what it answers to `request` (the OpenAI API's own /v1/responses,
+   * sent the caller's body without `store: false`), so that a follow-up naming the answer's id by
+   * previous_response_id can be sent to it as the caller writes it.
+   */
+  keepsConversation?(request: TextRequest): boolean;
 }
 
 /** An upstream that cannot be reached or answered 5xx before the first byte: another channel may try. */

@@ -2,45 +2,18 @@ import type { AppContext } from '../../context.ts';
 import { ApiError, notFound } from '../../core/errors.ts';
 import type { CachedKey } from '../../core/key.ts';
 import { withoutChannelSecret, type Channel } from '../../core/channel.ts';
-import { upstreamModel } from '../channels/channels.service.ts';
 import type { CallMoney, TextOutcome } from '../text-money/index.ts';
 import { costOf, holdFor } from './call-price.ts';
 import type { TextCall } from './text-call.ts';
-import type { TextChunk, TextProvider, TextRequest, TextResult, TextUsage } from '../../core/text/provider.ts';
+import { routes } from './text-routes.ts';
+import type { TextChunk, TextRequest, TextResult, TextUsage } from '../../core/text/provider.ts';
 import { NOTHING_USED, TextUpstreamUnavailable } from '../../core/text/provider.ts';
-import { throughTextView } from './wire-legacy.ts';
 import { sizePrompt } from './prompt-size.ts';
 import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
 import { endUpstreamSpan, upstreamSpan } from './text-spans.ts';
 import type { Span } from '../../lib/tracing.ts';
 import { noteText } from './text-log.ts';
-
-interface Route {
-  channel: Channel;
-  provider: TextProvider;
-  request: TextRequest;
-}
-
-/** The channels that serve the model, best first; a model no channel serves is a 404. */
-function routes(ctx: AppContext, call: TextCall): Route[] | Promise<Route[]> {
-  const channels = ctx.channels.candidates(call.request.model);
-  return Array.isArray(channels) ? routesOver(ctx, call, channels) : (channels as Promise<readonly Channel[]>).then((found) => routesOver(ctx, call, found));
-}
-
-function routesOver(ctx: AppContext, call: TextCall, channels: readonly Channel[]): Route[] {
-  const out: Route[] = [];
-  const { model } = call.request;
-  for (const channel of channels) {
-    const found = ctx.textProviderFor(channel);
-    if (!found) continue;
-    const provider = call.request.wire && !found.speaksWire ? throughTextView(found) : found;
-    const upstream = upstreamModel(channel, model);
-    out.push({ channel, provider, request: upstream === model ? call.request : { ...call.request, model: upstream } });
-  }
-  if (out.length === 0) throw notFound(`Model ${call.request.model} is not served here`);
-  return out;
-}
 
 /**
  * A prompt's tokens for countTokens / count_tokens: the context-window limit first, then the
@@ -87,6 +60,7 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
       const span = upstreamSpan(call, route.channel, route.request.model);
       try {
         const result = await route.provider.generate(route.request, signal);
+        call.answeredBy = route;
         const cost = costOf(ctx, call, result.usage);
         ctx.textMoney.settle(money, cost, result.usage, 'ok');
         noteText(call, route.channel, 'ok', result.usage, cost);
@@ -161,6 +135,7 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
         // The upstream answered: it has the prompt, and from here a cut still pays for it.
         state.started = true;
         state.answered = route.channel;
+        call.answeredBy = route;
         call.log?.firstToken();
         for (let step = first; !step.done; step = await iterator.next()) {
           const chunk = step.value;

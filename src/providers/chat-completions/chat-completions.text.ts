@@ -49,6 +49,12 @@ export class ChatCompletionsText extends UpstreamText {
     return request.wire?.format === 'responses' && this.takesResponses ? RESPONSES : CHAT;
   }
 
+  /** The upstream's /v1/responses stores an answer unless told `store: false`; only a body sent as it came can name one of its ids. */
+  keepsConversation(request: TextRequest): boolean {
+    const wire = request.wire;
+    return this.takesResponses && wire?.format === 'responses' && !wire.rewritten && wire.body.store !== false;
+  }
+
   constructor(channel: Channel, timeoutMs: number, extraHeaders: Record<string, string> = {}) {
     super(channel, timeoutMs, { ...extraHeaders, ...(channel.secret ? { authorization: `Bearer ${channel.secret}` } : {}) });
   }
