@@ -7,6 +7,7 @@ import { declareSurface } from '../../http/surface.ts';
 import { Type } from 'typebox';
 import type { Json } from '../../core/text/index.ts';
 import { answerWire } from '../text/wire-call.ts';
+import { keptUpstreamBy } from '../text/text-call.ts';
 import { continueFrom, hasReferences, keepAnswer, readResponse, resolveReferences } from './responses.service.ts';
 import { ResponseObject, ResponsesRequest } from './responses.schemas.ts';
 
@@ -40,7 +41,7 @@ export function responsesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           allDown: everyUpstreamFailed,
           expand: (neutral) => continueFrom(ctx, key, neutral, body),
           // The call is answered and paid: an answer that could not be kept is logged, not failed.
-          answered: (answer, call) => keepAnswer(ctx, key, call.request.wire!.request, body, answer).catch((err) => request.log.warn({ err, reqId: request.id }, 'a response could not be stored')),
+          answered: (answer, call) => keepAnswer(ctx, key, call.request.wire!.request, body, answer, keptUpstreamBy(call)).catch((err) => request.log.warn({ err, reqId: request.id }, 'a response could not be stored')),
         });
       },
     );

@@ -4,12 +4,18 @@ import { responseIdsOfItem } from '../../formats/responses/index.ts';
 import type { AppContext } from '../../context.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import type { CachedKey } from '../../core/key.ts';
+import type { Sticky } from '../text/wire-call.ts';
 import { deleteExpiredResponses, findResponse, storeResponse, type StoredResponse } from './responses.repo.ts';
 
 // previous_response_id and GET /v1/responses/{id} on every channel: the gateway keeps each answer
 // stored with `store` (the Responses API's default) for RESPONSES_TTL_HOURS, per account, with the
 // conversation up to it in the neutral model. A follow-up is that conversation plus its own input,
-// sent to whichever channel serves it (translated, as the upstream holds no state of ours).
+// sent to whichever channel serves it (translated, as that upstream holds no state of ours). An
+// answer an `openai` channel's upstream keeps too (sent the caller's body, stored there) names that
+// channel: its follow-ups go back to it as the caller wrote them, so the upstream continues from
+// what it kept (reasoning the gateway never sees, its prompt cache); the conversation is still
+// spelled out for the hold (the upstream bills it as input) and for any other channel, should that
+// one no longer serve the call (text-routes.ts).
 
 const SWEEP_BATCH = 100;
 /** Every this many stores, one looks for expired answers (up to SWEEP_BATCH of them: ~6 per store). */
@@ -42,19 +48,24 @@ function turnsOf(request: TextRequest, body: Json): TextMessage[] {
   return instructed ? request.messages.slice(1) : request.messages;
 }
 
-/** Puts the stored conversation before the request's own turns; a stranger's or an expired id is refused. */
-export async function continueFrom(ctx: AppContext, key: CachedKey, request: TextRequest, body: Json): Promise<boolean> {
+/**
+ * Puts the stored conversation before the request's own turns; a stranger's or an expired id is
+ * refused. With the channel whose upstream keeps that response, and the request as it came.
+ */
+export async function continueFrom(ctx: AppContext, key: CachedKey, request: TextRequest, body: Json): Promise<boolean | Sticky> {
   const id = body.previous_response_id;
   if (typeof id !== 'string' || id === '') return false;
   const stored = await findResponse(ctx.db, key.user_id, id, Date.now());
   if (!stored) throw previousNotFound(id);
+  // A copy before the changes below (they replace the request's fields, never change what they hold).
+  const asSent = stored.channel_id === null ? undefined : { ...request };
   const earlier = conversationOf(stored);
   const instructions = request.messages.length > turnsOf(request, body).length ? request.messages.slice(0, 1) : [];
   request.messages = [...instructions, ...earlier, ...turnsOf(request, body)];
   // The upstream is sent the conversation, not our id; the answer still names it (formats/responses/echo.ts).
   delete request.previousResponseId;
   request.continuedFrom = id;
-  return true;
+  return asSent ? { channelId: stored.channel_id!, asSent } : true;
 }
 
 const isReference = (v: unknown): v is { type: 'item_reference'; id: string } => isObject(v) && v.type === 'item_reference' && typeof v.id === 'string';
@@ -95,14 +106,14 @@ export async function resolveReferences(ctx: AppContext, key: CachedKey, body: J
   return { ...body, input };
 }
 
-/** Keeps an answer the caller asked to store, with the conversation that led to it. */
-export async function keepAnswer(ctx: AppContext, key: CachedKey, request: TextRequest, body: Json, response: Json): Promise<void> {
+/** Keeps an answer the caller asked to store, with the conversation that led to it and the channel whose upstream keeps it too (if one does). */
+export async function keepAnswer(ctx: AppContext, key: CachedKey, request: TextRequest, body: Json, response: Json, keptBy: string | null): Promise<void> {
   if (body.store === false || typeof response.id !== 'string') return;
   // An answer that could not be continued from is not kept (a follow-up finds no such response).
   FORMATS.responses.decodeAnswer(response);
   const conversation: StoredTurns = { turns: turnsOf(request, body) };
   const now = Date.now();
-  await storeResponse(ctx.db, { id: response.id, user_id: key.user_id, response: JSON.stringify(response), conversation: JSON.stringify(conversation), created_at: now, expires_at: now + ctx.config.responsesTtlMs });
+  await storeResponse(ctx.db, { id: response.id, user_id: key.user_id, response: JSON.stringify(response), conversation: JSON.stringify(conversation), channel_id: keptBy, created_at: now, expires_at: now + ctx.config.responsesTtlMs });
   // Expired answers go a batch at a time, as new ones come: no timer, no scan of the whole table
   // (an expired answer is never read: findResponse asks for live ones).
   if (++storesSinceSweep < SWEEP_EVERY) return;

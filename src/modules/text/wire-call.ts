@@ -22,12 +22,18 @@ export interface WireSurfaceCall {
   stream?: boolean;
   endpoint: TextCall['endpoint'];
   allDown: () => ApiError;
-  /** Changes the decoded request before it is sized and routed (true: it was changed). */
-  expand?(request: NeutralRequest): Promise<boolean>;
+  /** Changes the decoded request before it is sized and routed (true, or a Sticky: it was changed). */
+  expand?(request: NeutralRequest): Promise<boolean | Sticky>;
   /** The whole answer as the surface sends it (our `/v1beta` wraps it in {code, data}). */
   wrap?(answer: unknown): unknown;
   /** Told of the whole answer, in the caller's format, before the caller has all of it. */
   answered?(answer: Json, call: TextCall): Promise<void>;
+}
+
+/** A channel whose upstream keeps what `expand` put in, to be sent the request as decoded before (TextCall.sticky). */
+export interface Sticky {
+  channelId: string;
+  asSent: NeutralRequest;
 }
 
 /** The call, or its promise when the surface changes the request first (`expand`). */
@@ -35,10 +41,11 @@ export function wireTextCall(request: FastifyRequest, surface: WireSurfaceCall):
   const neutral = FORMATS[surface.format].decodeRequest(surface.body, surface.model);
   if (surface.stream !== undefined) neutral.stream = surface.stream;
   if (!surface.expand) return callOf(request, surface, neutral, false);
-  return surface.expand(neutral).then((rewritten) => callOf(request, surface, neutral, rewritten));
+  return surface.expand(neutral).then((expanded) => callOf(request, surface, neutral, expanded));
 }
 
-function callOf(request: FastifyRequest, surface: WireSurfaceCall, neutral: NeutralRequest, rewritten: boolean): TextCall {
+function callOf(request: FastifyRequest, surface: WireSurfaceCall, neutral: NeutralRequest, expanded: boolean | Sticky): TextCall {
+  const rewritten = expanded !== false;
   const headers: Record<string, string> = {};
   for (const name of FORWARDED_HEADERS[surface.format]) {
     const value = request.headers[name];
@@ -47,7 +54,12 @@ function callOf(request: FastifyRequest, surface: WireSurfaceCall, neutral: Neut
   // The route's body as parsed (not a copy it changed): its bytes can go upstream as they came.
   const bytes = surface.body === request.body ? request.jsonBytes : undefined;
   const view = wireView({ format: surface.format, body: surface.body, ...(bytes ? { bytes } : {}), request: neutral, model: surface.model ?? neutral.model, headers, ...(rewritten ? { rewritten } : {}) });
-  return { key: request.apiKey!, endpoint: surface.endpoint, requestId: request.id, request: view, allDown: surface.allDown, log: request.callEntry, span: request.span };
+  const call: TextCall = { key: request.apiKey!, endpoint: surface.endpoint, requestId: request.id, request: view, allDown: surface.allDown, log: request.callEntry, span: request.span };
+  if (typeof expanded === 'object') {
+    const { rewritten: _, ...asSent } = view.wire!;
+    call.sticky = { channelId: expanded.channelId, wire: { ...asSent, request: expanded.asSent } };
+  }
+  return call;
 }
 
 /** Answers the call: the whole answer as JSON, or the format's event stream. */
