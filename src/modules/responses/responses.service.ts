@@ -62,7 +62,7 @@ export async function continueFrom(ctx: AppContext, key: CachedKey, request: Tex
   const earlier = conversationOf(stored);
   const instructions = request.messages.length > turnsOf(request, body).length ? request.messages.slice(0, 1) : [];
   request.messages = [...instructions, ...earlier, ...turnsOf(request, body)];
-  // The upstream is sent the conversation, not our id; the answer still names it (formats/responses/echo.ts).
+  // Every channel but the one that kept it is sent the conversation, not the id; the answer still names it (formats/responses/echo.ts).
   delete request.previousResponseId;
   request.continuedFrom = id;
   return asSent ? { channelId: stored.channel_id!, asSent } : true;
