@@ -119,7 +119,7 @@ async function* translatedStream(open: OpenStream, speaks: WireFormat, request: 
   const wire = request.wire!;
   const body = await open();
   const decoder = FORMATS[speaks].streamDecoder();
-  const encode = callerFrames(wire);
+  const { frames: encode, broken } = callerFrames(wire);
   let end: Extract<TextStreamEvent, { type: 'finish' }> | undefined;
   let produced = '';
   let failure: Extract<TextStreamEvent, { type: 'error' }> | undefined;
@@ -139,7 +139,7 @@ async function* translatedStream(open: OpenStream, speaks: WireFormat, request: 
     produced += producedText(events);
     const soFar = produced;
     const out = encode(events);
-    return out ? { type: 'events', parts: [Buffer.from(out)], text: () => soFar } : undefined;
+    return out ? { type: 'events', parts: [Buffer.from(out)], text: () => soFar, broken } : undefined;
   };
   for await (const event of sseEvents(body)) {
     const data = event.data === '[DONE]' ? '[DONE]' : (JSON.parse(event.data) as unknown);

@@ -1,7 +1,7 @@
 import type { CallSignal } from '../../lib/call-signal.ts';
 import { NO_USAGE, type UsageClasses } from '../usage.ts';
 import type { ReportedUsage } from '../usage.ts';
-import type { WireCall } from './index.ts';
+import type { TextStreamEvent, WireCall } from './index.ts';
 
 // The neutral shape every text endpoint is translated to and every text provider speaks, so the
 // native content/parts endpoint and the messages endpoint share billing and providers.
@@ -54,6 +54,9 @@ export interface TextResult {
   wireBytes?: Uint8Array;
 }
 
+/** The error event a stream that broke off ends with (the gateway's own message, never the upstream's). */
+export type StreamError = Extract<TextStreamEvent, { type: 'error' }>;
+
 /** A streamed piece: text deltas, then one final piece with the finish and the usage. */
 export type TextChunk =
   | { type: 'delta'; text: string }
@@ -73,6 +76,12 @@ export type TextChunk =
        * route need not search the bytes again. Undefined: not said (the route reads the events).
        */
       answer?: unknown;
+      /**
+       * The events that tell the caller its stream broke off after this chunk, in its format and
+       * going on from the events it got (a Responses stream numbers them and names its response).
+       * Absent: the route writes its format's error event alone.
+       */
+      broken?(error: StreamError): string;
     }
   | { type: 'end'; finish: FinishReason; stopSequence: string | null; usage: TextUsage }
   /**

@@ -3,6 +3,7 @@ import { NO_USAGE } from '../../core/usage.ts';
 import { wrapOpaque, type AnswerPart, type Json, type SseFrame, type StreamEncoder, type TextStreamEvent } from '../../core/text/index.ts';
 import { AnswerAccumulator } from '../../core/text/accumulate.ts';
 import { customToolNames, itemId, toolNamespaces, outputItemOut, responseObject, statusOf } from './answer.ts';
+import { failureEvents } from './stream-failed.ts';
 
 export class ResponsesStreamEncoder implements StreamEncoder {
   private seq = 0;
@@ -11,6 +12,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private readonly items = new Map<number, { output: number; id: string }>();
   private readonly done: Json[] = [];
   private summaryOpen = new Set<number>();
+  /** The response's created_at, as response.created said it (set when that went out). */
+  private created: number | undefined;
 
   /** `echo`: the request's settings the Response object shows (tools, instructions, ...). */
   private readonly custom: Set<string>;
@@ -31,7 +34,18 @@ export class ResponsesStreamEncoder implements StreamEncoder {
 
   private response(status: string, output: Json[]): Json {
     const a = this.acc.result();
-    return responseObject({ ...a, usage: a.usage ?? { ...NO_USAGE } }, status, output, this.echo);
+    return responseObject({ ...a, ...(this.created !== undefined ? { created: this.created } : {}), usage: a.usage ?? { ...NO_USAGE } }, status, output, this.echo);
+  }
+
+  /** The output so far: the items done as they went out, one cut off midway as far as it came, incomplete. */
+  private outputSoFar(): Json[] {
+    const done = new Map(this.done.map((item) => [item.id, item]));
+    const a = this.acc.result();
+    return [...this.items.values()].map(({ output, id }) => {
+      if (done.has(id)) return done.get(id)!;
+      const item = outputItemOut(a.content[output]!, a.id, output, this.custom, this.namespaces);
+      return 'status' in item ? { ...item, id, status: 'incomplete' } : { ...item, id };
+    });
   }
 
   private part(index: number): AnswerPart {
@@ -43,6 +57,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const a = this.acc.result();
     switch (e.type) {
       case 'start':
+        this.created = e.created ?? Math.floor(Date.now() / 1000);
         return [this.ev('response.created', { response: this.response('in_progress', []) }), this.ev('response.in_progress', { response: this.response('in_progress', []) })];
       case 'block_start': {
         const output = a.content.length - 1;
@@ -88,8 +103,11 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         const type = status === 'incomplete' ? 'response.incomplete' : 'response.completed';
         return [this.ev(type, { response: this.response(status, this.done) })];
       }
-      case 'error':
-        return [this.ev('error', { code: e.code ?? 'server_error', message: e.message, param: null })];
+      case 'error': {
+        // The usage is not known before the finish that never came.
+        const failed = this.created === undefined ? undefined : { ...this.response('failed', this.outputSoFar()), usage: null };
+        return failureEvents(e, failed).map((body) => this.ev(String(body.type), body));
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { FORWARDED_HEADERS, sseText, type Json, type TextRequest as NeutralRequest, type TextStreamEvent, type WireFormat } from '../../core/text/index.ts';
+import { FORWARDED_HEADERS, sseText, type Json, type TextRequest as NeutralRequest, type WireFormat } from '../../core/text/index.ts';
+import type { StreamError } from '../../core/text/provider.ts';
 import { FORMATS } from '../../formats/index.ts';
 import type { AppContext } from '../../context.ts';
 import type { ApiError } from '../../core/errors.ts';
@@ -83,11 +84,14 @@ async function streamWire(ctx: AppContext, call: TextCall, request: FastifyReque
   // still get a status code and the error envelope.
   const first = await chunks.next();
   const events = startSse(request, reply, signal, ctx.config.http.streamStallMs);
+  // How the stream ends if it breaks off, as the last events chunk says (TextChunk `broken`).
+  let broken: ((error: StreamError) => string) | undefined;
   try {
     for (let step = first; !step.done; step = await chunks.next()) {
       const chunk = step.value;
       // A caller that has not taken the last write yet holds the upstream read back (sse.ts).
       if (chunk.type !== 'events') continue;
+      broken = chunk.broken ?? broken;
       // A forwarded Responses stream says where its answer is; others are read for it.
       if (chunk.answer !== undefined) whole?.said(chunk.answer as Json | null);
       else whole?.read(chunk.parts);
@@ -97,8 +101,9 @@ async function streamWire(ctx: AppContext, call: TextCall, request: FastifyReque
     if (answer) await surface.answered!(answer, call);
   } catch (err) {
     logStreamEnd(request, err);
-    const interrupted: TextStreamEvent = { type: 'error', message: 'The stream was interrupted', code: 'bad_gateway' };
-    events.write([Buffer.from(sseText(FORMATS[call.request.wire!.format].streamEncoder(call.request.wire!.request).push(interrupted)))]);
+    const interrupted: StreamError = { type: 'error', message: 'The stream was interrupted', code: 'bad_gateway' };
+    const closing = broken ? broken(interrupted) : sseText(FORMATS[call.request.wire!.format].streamEncoder(call.request.wire!.request).push(interrupted));
+    events.write([Buffer.from(closing)]);
   } finally {
     events.end();
   }
