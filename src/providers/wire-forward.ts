@@ -7,7 +7,7 @@ import { maxAnswerBytes, UpstreamAnswerCut } from './upstream-read.ts';
 import { TextUpstreamUnavailable } from '../core/text/provider.ts';
 import { KeptBytes } from '../lib/kept-bytes.ts';
 import { reportedUsage } from './wire-usage.ts';
-import { blankLineEnd, startsAt } from './sse-blocks.ts';
+import { BOUNDARY, blankLineEnd, dataOf, firstBoundary, lastBoundary, parseData, startsAt } from './sse-blocks.ts';
 import type { OpenStream } from './upstream-stream.ts';
 
 // A same-format stream of chat completions, Responses or the Gemini API, forwarded as the upstream
@@ -22,44 +22,6 @@ const MARKS: Record<Exclude<WireFormat, 'messages'>, string[]> = {
   gemini: ['"usageMetadata"', '"finishReason"', '"error"'],
 };
 const FINISH: Record<string, FinishReason> = { end_turn: 'stop', refusal: 'stop', max_tokens: 'max_tokens', stop_sequence: 'stop_sequence', tool_use: 'tool_calls' };
-const BOUNDARY = /\r?\n\r?\n/;
-
-const LF = Buffer.from('\n\n');
-const CRLF = Buffer.from('\r\n\r\n');
-
-/** The end of the first whole event in `bytes` (after its blank line), or -1. */
-function firstBoundary(bytes: Buffer): number {
-  const lf = blankLineEnd(bytes, 0);
-  // A CRLF boundary may end on the first \n of that \n\n.
-  const crlf = (lf < 0 ? bytes : bytes.subarray(0, lf - 1)).indexOf(CRLF);
-  return crlf >= 0 ? crlf + 4 : lf;
-}
-
-/** The end of the last whole event in `bytes` (after its blank line), or -1. */
-function lastBoundary(bytes: Buffer): number {
-  const lf = bytes.lastIndexOf(LF);
-  // Only a CRLF boundary that ends after the last LF one counts: it starts at lf - 1 or later. (A
-  // search of the whole read for CRLF, in a stream that has none, cost as much as the walk.)
-  const from = Math.max(0, lf - 1);
-  const crlf = (from === 0 ? bytes : bytes.subarray(from)).lastIndexOf(CRLF);
-  return Math.max(lf < 0 ? -1 : lf + 2, crlf < 0 ? -1 : from + crlf + 4);
-}
-
-const dataOf = (event: string): string =>
-  event
-    .split(/\r?\n/)
-    .filter((line) => line.startsWith('data:'))
-    .map((line) => line.slice(5).trimStart())
-    .join('\n');
-
-const parse = (data: string): unknown => {
-  if (data === '[DONE]') return data;
-  try {
-    return JSON.parse(data);
-  } catch {
-    return undefined;
-  }
-};
 
 /** The name on an event's `event:` line. */
 const nameOf = (event: string) => /^event: ?(.*)$/m.exec(event)?.[1];
@@ -137,7 +99,7 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open
       const next = blankLineEnd(block, start);
       const end = next < 0 ? block.length : next;
       const event = namedToRead(block, start) ? block.toString('utf8', start, end) : undefined;
-      const data = event === undefined ? undefined : parse(dataOf(event));
+      const data = event === undefined ? undefined : parseData(dataOf(event));
       const failure = data === undefined ? undefined : see(data, nameOf(event!));
       if (failure !== undefined) {
         if (start > 0) yield pass(block.subarray(0, start));
@@ -154,7 +116,7 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open
     if (format !== 'responses' && !marks.some((mark) => block.includes(mark))) return yield pass(block);
     const kept: string[] = [];
     for (const event of block.toString('utf8').split(BOUNDARY)) {
-      const data = MARKS[format].some((mark) => event.includes(mark)) ? parse(dataOf(event)) : undefined;
+      const data = MARKS[format].some((mark) => event.includes(mark)) ? parseData(dataOf(event)) : undefined;
       const failure = data === undefined ? undefined : see(data, nameOf(event));
       if (failure !== undefined) {
         if (kept.length) yield pass(Buffer.from(kept.map((e) => `${e}\n\n`).join('')));
@@ -209,7 +171,7 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open
 function textOf(counter: StreamDecoder, block: string): string {
   let text = '';
   for (const event of block.split(BOUNDARY)) {
-    const data = parse(dataOf(event));
+    const data = parseData(dataOf(event));
     if (data === undefined) continue;
     for (const e of counter.push(data, nameOf(event))) {
       if (e.type === 'text_delta' || e.type === 'thinking_delta') text += e.text;
