@@ -21,7 +21,7 @@ const eventsOf = (text: string) =>
     .filter((e) => e.includes('data: '))
     .map((e) => ({ name: /^event: (.*)$/m.exec(e)?.[1], data: JSON.parse(/^data: (.*)$/m.exec(e)![1]!) }));
 
-const ROUTES = { translated: 'messages' } as const;
+const ROUTES = { translated: 'messages', forwarded: 'responses' } as const;
 const ENDS = {
   'its error event': (pieces: string[]) => ({ pieces, end: 'whole' as const }),
   'its connection cut': (pieces: string[]) => ({ pieces: pieces.slice(0, -1), end: 'cut' as const }),

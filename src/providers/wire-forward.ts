@@ -1,7 +1,7 @@
 import type { StreamDecoder, TextStreamEvent, WireFormat } from '../core/text/index.ts';
 import { FORMATS } from '../formats/index.ts';
 import { badGateway } from '../core/errors.ts';
-import type { FinishReason, TextChunk, TextRequest } from '../core/text/provider.ts';
+import type { FinishReason, StreamError, TextChunk, TextRequest } from '../core/text/provider.ts';
 import { laterUsage, usageOf, type ReportedUsage } from '../lib/tokens/tokens.ts';
 import { maxAnswerBytes, UpstreamAnswerCut } from './upstream-read.ts';
 import { TextUpstreamUnavailable } from '../core/text/provider.ts';
@@ -9,6 +9,7 @@ import { KeptBytes } from '../lib/kept-bytes.ts';
 import { reportedUsage } from './wire-usage.ts';
 import { BOUNDARY, blankLineEnd, dataOf, firstBoundary, lastBoundary, parseData, startsAt } from './sse-blocks.ts';
 import type { OpenStream } from './upstream-stream.ts';
+import { ForwardedResponses } from './wire-forward-broken.ts';
 
 // A same-format stream of chat completions, Responses or the Gemini API, forwarded as the upstream
 // wrote it: whole events, one write per upstream read. Parsing and re-encoding every event cost
@@ -69,9 +70,13 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open
   let pending: Buffer | undefined;
   // A Responses stream tells the route its whole answer (TextChunk `answer`): null until it is seen.
   let answer: unknown = format === 'responses' ? null : undefined;
+  // A Responses stream that breaks off ends numbered on from the upstream's events (wire-forward-broken.ts).
+  const responses = format === 'responses' ? new ForwardedResponses() : undefined;
+  const broken = responses && ((error: StreamError) => responses.broken(error, reported));
   const pass = (bytes: Buffer): TextChunk => {
     forwarded.push([bytes]);
-    return { type: 'events', parts: [bytes], text: forwardedText, answer };
+    responses?.seen(bytes);
+    return { type: 'events', parts: [bytes], text: forwardedText, answer, broken };
   };
   /** Reads an event's data: its finish, usage and (Responses) answer; the message when it is the upstream's error. */
   const see = (data: unknown, name: string | undefined): string | undefined => {
