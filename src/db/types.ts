@@ -291,7 +291,7 @@ export interface ResponsesTable {
   user_id: string;
   /** The Response object, JSON. */
   response: string;
-  /** The conversation up to and including this answer: neutral TextMessage[], JSON. */
+  /** The turns before this answer (`{turns: TextMessage[]}`, neutral, JSON; rows from before that change hold one array with the answer's turn). */
   conversation: string;
   /** The channel whose upstream keeps this response too (a follow-up goes back to it); null: only we do. */
   channel_id: string | null;
