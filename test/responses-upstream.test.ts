@@ -125,9 +125,10 @@ describe(`responses: when the channel that answered cannot take the follow-up [$
         expect(turnsOf(lastMessages().body)).toEqual(['hello', 'echo: hello', 'more', 'echo: more', 'and then']);
         expect(JSON.stringify(lastMessages().body)).not.toContain('previous_response_id');
         expect(whole).toMatchObject({ previous_response_id: kept.id, output: [{ content: [{ text: 'echo: and then' }] }] });
-        // The sticky channel was tried first (and failed) or passed over.
+        // The sticky channel was tried first (and failed: then again in its own place with the
+        // conversation, in case its upstream had only forgotten the response) or passed over.
         const tried = s.fakes.openai.requests.slice(upstreamCalls);
-        expect(tried.map((r) => r.body.previous_response_id)).toEqual(asked ? [kept.id] : []);
+        expect(tried.map((r) => r.body.previous_response_id)).toEqual(asked ? [kept.id, undefined] : []);
 
         const streamed = await post(JSON.stringify({ model: OPENAI, previous_response_id: kept.id, input: 'at last', stream: true }));
         expect(turnsOf(lastMessages().body)).toEqual(['hello', 'echo: hello', 'more', 'echo: more', 'at last']);
@@ -145,6 +146,25 @@ describe(`responses: when the channel that answered cannot take the follow-up [$
       }
     });
   }
+
+  it('its upstream no longer keeps the response: the same channel is sent the stored conversation, whole and streamed', async () => {
+    const first = await create({ model: OPENAI, input: 'hello' });
+    const kept = await create({ model: OPENAI, previous_response_id: first.id, input: 'more' });
+    // Expired upstream (or the channel's key moved to another organisation): it answers previous_response_not_found.
+    s.fakes.openai.responses.clear();
+    for (const stream of [false, true]) {
+      const upstreamCalls = s.fakes.openai.requests.length;
+      const messagesCalls = s.fakes.messages.requests.length;
+      const input = stream ? 'streamed on' : 'and then';
+      const text = await post(JSON.stringify({ model: OPENAI, previous_response_id: kept.id, input, stream }));
+      const answer = stream ? sseData(text).find((e) => e.type === 'response.completed').response : JSON.parse(text);
+      expect(answer).toMatchObject({ previous_response_id: kept.id, output: [{ content: [{ text: `echo: ${input}` }] }] });
+      const tried = s.fakes.openai.requests.slice(upstreamCalls);
+      expect(tried.map((r) => r.body.previous_response_id)).toEqual([kept.id, undefined]);
+      expect(JSON.stringify(tried[1]!.body.input)).toContain('echo: more');
+      expect(s.fakes.messages.requests.length).toBe(messagesCalls);
+    }
+  });
 
   it('it was deleted: another openai channel gets the stored conversation, not the id it never issued', async () => {
     const made = await s.t.app.inject({ method: 'POST', url: '/admin/channels', headers: adminHeaders, payload: { name: 'openai-first', type: 'openai', base_url: s.fakes.openai.url, secret: s.fakes.openai.key, models: [OPENAI], priority: 20 } });

@@ -7,7 +7,8 @@ import { throughTextView } from './wire-legacy.ts';
 
 // The channels a text call tries, in routing's order (channels.service.ts: priority, then weight).
 // A follow-up whose conversation one channel's upstream keeps (TextCall.sticky) tries that channel
-// first, sent the call as the caller wrote it, while the channel still serves the model and its
+// first, sent the call as the caller wrote it (and again in its own place with the conversation
+// whole, when its upstream says it no longer keeps the response), while the channel still serves the model and its
 // upstream still keeps conversations (a channel since disabled, deleted, narrowed or changed to
 // another type is passed over); the others keep their order and get the conversation whole.
 // That channel failing before it answers (unreachable, a 5xx) fails over like any other: the next
@@ -35,10 +36,9 @@ function routesOver(ctx: AppContext, call: TextCall, channels: readonly Channel[
       // The text view stays the whole conversation: what the upstream bills as input, should the
       // provider have to count it.
       const kept = { ...request, wire: sticky.wire };
-      if (provider.keepsConversation?.(kept)) {
-        out.unshift({ channel, provider, request: kept });
-        continue;
-      }
+      // Tried first as the caller sent it, and again in its own place with the conversation whole,
+      // should its upstream no longer keep the response (its refusal then fails over).
+      if (provider.keepsConversation?.(kept)) out.unshift({ channel, provider, request: kept });
     }
     out.push({ channel, provider, request });
   }

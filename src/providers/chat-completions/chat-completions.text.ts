@@ -1,5 +1,5 @@
 import { badGateway } from '../../core/errors.ts';
-import type { FinishReason, TextChunk, TextRequest, TextResult } from '../../core/text/provider.ts';
+import { TextUpstreamUnavailable, type FinishReason, type TextChunk, type TextRequest, type TextResult } from '../../core/text/provider.ts';
 import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import { clientError } from '../text-refusal.ts';
@@ -37,7 +37,26 @@ function toChat(request: TextRequest, stream: boolean) {
 const finishOf = (reason: unknown): FinishReason => (reason === 'length' ? 'max_tokens' : reason === 'tool_calls' ? 'tool_calls' : 'stop');
 
 const CHAT: WireRoute = { speaks: 'chat', path: () => '/v1/chat/completions' };
-const RESPONSES: WireRoute = { speaks: 'responses', path: () => '/v1/responses' };
+/**
+ * A follow-up naming a response the upstream no longer keeps (expired, or the channel's key moved
+ * to another organisation) is passed on to the next route, which sends the conversation the
+ * gateway kept: the caller's id is still good with us.
+ */
+async function refuseResponses(statusCode: number, body: { text(): string | Promise<string> }): Promise<never> {
+  const text = await body.text();
+  if (statusCode === 400 || statusCode === 404) {
+    let code: unknown;
+    try {
+      code = (JSON.parse(text) as { error?: { code?: unknown } } | null)?.error?.code;
+    } catch {
+      // not JSON: the usual refusal
+    }
+    if (code === 'previous_response_not_found') throw new TextUpstreamUnavailable('the upstream no longer keeps the previous response');
+  }
+  return clientError(statusCode, { text: () => text });
+}
+
+const RESPONSES: WireRoute = { speaks: 'responses', path: () => '/v1/responses', refuse: refuseResponses };
 
 export class ChatCompletionsText extends UpstreamText {
   readonly speaksWire = true;
