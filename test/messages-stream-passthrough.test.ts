@@ -115,6 +115,18 @@ describe(`a messages stream from a messages upstream [${backendName}]`, () => {
     expect(row.output_tokens).toBeGreaterThan(0);
   });
 
+  it('an upstream that closes cleanly before its stop reason ends with the error event, as a cut one does', async () => {
+    upstream.script = { pieces: [start + blockStart + delta('one two '), delta('three ')], end: 'whole' };
+    const account = await seedAccount(t.ctx, 1);
+    const res = await request(`${base}/v1/messages`, { method: 'POST', headers: { 'x-api-key': account.key, 'content-type': 'application/json' }, body: streamBody('chatgen-4-haiku') });
+    const events = eventsOf(await res.body.text());
+    expect(events.filter((e) => e.name === 'content_block_delta').map((e) => e.data.delta.text)).toEqual(['one two ', 'three ']);
+    expect(events.at(-1)).toEqual({ name: 'error', data: { type: 'error', error: { type: 'bad_gateway', message: 'The stream was interrupted' } } });
+    const row = await usageRow(account.user.id);
+    expect(row).toMatchObject({ status: 'aborted', input_tokens: 21 });
+    expect((await callRow(account.user.id)).status).toBe('failed');
+  });
+
   it('an upstream cut off mid-event: the caller gets whole events only, then the error event; charged for what was produced', async () => {
     const half = delta('never finished').slice(0, 40);
     upstream.script = { pieces: [start + blockStart + delta('one two '), delta('three ') + half], end: 'cut' };
@@ -193,6 +205,22 @@ describe(`a chat-completions upstream's stream [${backendName}]`, () => {
       .map((e) => e.data.delta.text);
     expect(texts.join('')).toBe('naïve 日本語 ');
     expect(await usageRow(account.user.id)).toMatchObject({ input_tokens: 5, output_tokens: 4, status: 'ok' });
+  });
+
+  it('a chat upstream that closes cleanly before its finish ends with the error event, forwarded or translated', async () => {
+    const chunk = (content: string) => `data: ${JSON.stringify({ id: 'c3', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+    for (const [url, headers, last] of [
+      ['/v1/chat/completions', (key: string) => ({ authorization: `Bearer ${key}` }), (text: string) => text.trim().split('\n\n').at(-1)!],
+      ['/v1/messages', (key: string) => ({ 'x-api-key': key }), (text: string) => eventsOf(text).at(-1)!.name!],
+    ] as const) {
+      upstream.script = { pieces: [chunk('one two '), chunk('three ')], end: 'whole' };
+      const account = await seedAccount(t.ctx, 1);
+      const res = await request(`${base}${url}`, { method: 'POST', headers: { ...headers(account.key), 'content-type': 'application/json' }, body: streamBody('chatgen-4-sonnet') });
+      const text = await res.body.text();
+      expect(text, url).toContain('three');
+      expect(last(text), url).toContain('error');
+      expect((await usageRow(account.user.id)).status, url).toBe('aborted');
+    }
   });
 
   it('usage without completion_tokens (or with a count that is no count): the missing count is ours, the call billed and answered', async () => {

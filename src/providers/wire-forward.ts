@@ -161,8 +161,9 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open
     }
     if (pending?.toString('utf8').trim()) yield* read(Buffer.concat([pending, Buffer.from('\n\n')]));
     for (const e of ends.end()) if (e.type === 'finish') finish = e;
-    // A stream cut before the upstream's end has no finish: the text service bills our count.
-    if (!finish) return;
+    // Closed cleanly before its finish: as cut off as a broken connection (the caller gets the
+    // gateway's error event, the text service bills what was sent and produced).
+    if (!finish) throw badGateway('upstream ended the stream before its finish');
     const usage = usageOf(reported, request, forwardedText);
     ended = true;
     yield { type: 'end', finish: FINISH[finish.stopReason] ?? 'stop', stopSequence: finish.stopSequence ?? null, usage };

@@ -155,6 +155,8 @@ async function* translatedStream(open: OpenStream, speaks: WireFormat, request: 
   }
   const chunk = pass(decoder.end());
   if (chunk) yield chunk;
-  // A stream cut before the upstream's end has no finish: the text service bills our count.
-  if (end) yield { type: 'end', finish: FINISH[end.stopReason], stopSequence: end.stopSequence ?? null, usage: usageOf(reported, request, produced) };
+  // Closed cleanly before its finish: as cut off as a broken connection (the caller gets the
+  // gateway's error event, the text service bills what was sent and produced).
+  if (!end) throw badGateway('upstream ended the stream before its finish');
+  yield { type: 'end', finish: FINISH[end.stopReason], stopSequence: end.stopSequence ?? null, usage: usageOf(reported, request, produced) };
 }

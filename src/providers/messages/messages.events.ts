@@ -96,6 +96,8 @@ export class MessagesEvents {
   reported?: ReportedUsage;
   finish: FinishReason = 'stop';
   stopSequence: string | null = null;
+  /** Whether the upstream's message_delta gave its stop reason: a stream that ends before it was cut. */
+  stopped = false;
   /** The message of the upstream's error event, once one came. */
   failure?: string;
   private pending?: Buffer;
@@ -182,6 +184,7 @@ export class MessagesEvents {
       cut.before = start;
       cut.from = end;
     } else if (data?.type === 'message_delta') {
+      if (typeof data.delta?.stop_reason === 'string') this.stopped = true;
       this.finish = FINISH[data.delta?.stop_reason ?? ''] ?? 'stop';
       this.stopSequence = data.delta?.stop_sequence ?? null;
       this.reported = laterUsage(this.reported, messagesClasses(data.usage));
@@ -225,6 +228,9 @@ export async function* forwardEvents(open: OpenStream, request: TextRequest, ren
     }
     if (events.failure === undefined) for (const out of chunksOf(events.rest())) yield out;
     if (events.failure !== undefined) throw badGateway(`upstream stream failed: ${events.failure}`);
+    // Closed cleanly before its stop reason: as cut off as a broken connection (the caller gets the
+    // gateway's error event, the call pays what was sent and produced).
+    if (!events.stopped) throw badGateway('upstream ended the stream before its stop reason');
     const usage = usageOf(events.reported, request, () => events.text());
     ended = true;
     yield { type: 'end', finish: events.finish, stopSequence: events.stopSequence, usage };
