@@ -18,7 +18,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const asset = (name: string) => ({ url: `https://cdn.example.com/${encodeURIComponent(name)}.png`, name });
 
 beforeAll(async () => {
-  assets = await startFakeArkAssets({ processingMs: 150 });
+  // Still processing at the first read, however late a loaded machine makes it: the poll is seen.
+  assets = await startFakeArkAssets({ processingMs: 150, processingReads: 1 });
   video = await startFakeArkVideo({ queuedMs: 20, runningMs: 20 });
   t = await createTestApp({ UPSTREAM_POLL_MS: '50', UPSTREAM_MAX_POLL_MS: '100', UPSTREAM_CALLBACKS: 'off', RESULT_FETCH_RETRY_DELAYS: '0' }, undefined, { workers: true });
   const res = await t.app.inject({

@@ -19,7 +19,8 @@ import type { AddressInfo } from 'node:net';
 //     (Processing|Active|Failed), Error {Code, Message} when Failed, CreateTime, UpdateTime}
 // The fake recomputes every signature from the request as received (its own code, not the
 // gateway's signer) and refuses a wrong one. An asset whose URL or name carries [ark:reject] is
-// Failed (ContentRestricted) after `processingMs`; others become Active.
+// Failed (ContentRestricted) after `processingMs`; others become Active. Each asset also answers
+// Processing to its first `processingReads` reads (0 by default), however long those took to come.
 
 export interface FakeAsset {
   Id: string;
@@ -29,6 +30,8 @@ export interface FakeAsset {
   AssetType: string;
   ProjectName: string;
   createdAt: number;
+  /** GetAsset reads so far. */
+  reads?: number;
 }
 
 export interface FakeArkAssets {
@@ -41,6 +44,7 @@ export interface FakeArkAssets {
   /** Every call: its action and whether its signature held. */
   calls: { action: string; signed: boolean; body: any }[];
   processingMs: number;
+  processingReads: number;
   close(): Promise<void>;
 }
 
@@ -100,7 +104,7 @@ export function checkSignature(req: ReceivedRequest, keys: { accessKeyId: string
   return undefined;
 }
 
-export async function startFakeArkAssets(options: { accessKeyId?: string; secretAccessKey?: string; region?: string; processingMs?: number } = {}): Promise<FakeArkAssets> {
+export async function startFakeArkAssets(options: { accessKeyId?: string; secretAccessKey?: string; region?: string; processingMs?: number; processingReads?: number } = {}): Promise<FakeArkAssets> {
   let seq = 0;
   const fake = {
     accessKeyId: options.accessKeyId ?? 'AKLTfakeaccesskey',
@@ -110,6 +114,7 @@ export async function startFakeArkAssets(options: { accessKeyId?: string; secret
     assets: new Map(),
     calls: [],
     processingMs: options.processingMs ?? 100,
+    processingReads: options.processingReads ?? 0,
   } as unknown as FakeArkAssets;
   const stamp = () => new Date().toISOString().replace(/\D/g, '').slice(0, 14);
   const newId = (kind: string) => `${kind}-${stamp()}-${(++seq).toString(36).padStart(5, '0')}`;
@@ -167,7 +172,8 @@ export async function startFakeArkAssets(options: { accessKeyId?: string; secret
       if (invalid(text('Id', 200, true))) return;
       const asset = fake.assets.get(parsed.Id);
       if (!asset) return fail(404, 'NotFound.Asset', 100001, `The asset ${parsed.Id} was not found`);
-      const processing = Date.now() - asset.createdAt < fake.processingMs;
+      asset.reads = (asset.reads ?? 0) + 1;
+      const processing = Date.now() - asset.createdAt < fake.processingMs || asset.reads <= fake.processingReads;
       const rejected = `${asset.URL} ${asset.Name}`.includes('[ark:reject]');
       const Status = processing ? 'Processing' : rejected ? 'Failed' : 'Active';
       const time = new Date(asset.createdAt).toISOString();
