@@ -7,10 +7,11 @@ import { throughTextView } from './wire-legacy.ts';
 
 // The channels a text call tries, in routing's order (channels.service.ts: priority, then weight).
 // A follow-up whose conversation one channel's upstream keeps (TextCall.sticky) tries that channel
-// first, sent the call as the caller wrote it (and again in its own place with the conversation
-// whole, when its upstream says it no longer keeps the response), while the channel still serves the model and its
+// first, sent the call as the caller wrote it, while the channel still serves the model and its
 // upstream still keeps conversations (a channel since disabled, deleted, narrowed or changed to
-// another type is passed over); the others keep their order and get the conversation whole.
+// another type is passed over); that channel keeps its own place too, with the conversation whole,
+// for when its upstream says it no longer keeps the response. The others keep their order and get
+// the conversation whole.
 // That channel failing before it answers (unreachable, a 5xx) fails over like any other: the next
 // channel carries on from the conversation the gateway kept, without what only that upstream held
 // (its reasoning items, its prompt cache), rather than the caller getting a 502 for a conversation

@@ -95,7 +95,6 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
 interface StreamState {
   started: boolean;
   status: Exclude<TextOutcome, 'lost'>;
-  answered?: Channel;
   /** The upstream's final usage (its end chunk). */
   usage?: TextUsage;
   /** What the upstream reported before its end (message_start's prompt): paid if the stream breaks off. */
@@ -134,7 +133,6 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
         }
         // The upstream answered: it has the prompt, and from here a cut still pays for it.
         state.started = true;
-        state.answered = route.channel;
         call.answeredBy = route;
         call.log?.firstToken();
         for (let step = first; !step.done; step = await iterator.next()) {
@@ -154,7 +152,7 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
     } catch (thrown) {
       // An upstream that failed midway (its error event) may have echoed the channel's credentials
       // in its message: neither the call log nor the route's log of the stream's end gets them.
-      const err = state.answered ? hidingSecret(thrown, state.answered) : thrown;
+      const err = call.answeredBy ? hidingSecret(thrown, call.answeredBy.channel) : thrown;
       state.failure = err;
       throw err;
     } finally {
@@ -180,7 +178,7 @@ function settleStream(ctx: AppContext, call: TextCall, signal: CallSignal, money
     const cost = costOf(ctx, call, counted);
     ctx.textMoney.settle(money, cost, counted, status);
     // Billed as cut either way; the log says who cut it: the caller (aborted) or the upstream (failed).
-    noteText(call, state.answered, status === 'aborted' && !signal.aborted ? 'failed' : status, counted, cost, state.failure);
+    noteText(call, call.answeredBy?.channel, status === 'aborted' && !signal.aborted ? 'failed' : status, counted, cost, state.failure);
   }
   endUpstreamSpan(state.span, state.started ? counted : undefined, status === 'ok' ? undefined : new Error(status));
 }

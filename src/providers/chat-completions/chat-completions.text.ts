@@ -2,7 +2,7 @@ import { badGateway } from '../../core/errors.ts';
 import { TextUpstreamUnavailable, type FinishReason, type TextChunk, type TextRequest, type TextResult } from '../../core/text/provider.ts';
 import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
-import { clientError } from '../text-refusal.ts';
+import { clientError, refusalOf } from '../text-refusal.ts';
 import type { CallSignal } from '../../lib/call-signal.ts';
 import type { Channel } from '../../core/channel.ts';
 import { wireGenerate, wireStream, type WireRoute } from '../wire-text.ts';
@@ -44,14 +44,8 @@ const CHAT: WireRoute = { speaks: 'chat', path: () => '/v1/chat/completions' };
  */
 async function refuseResponses(statusCode: number, body: { text(): string | Promise<string> }): Promise<never> {
   const text = await body.text();
-  if (statusCode === 400 || statusCode === 404) {
-    let code: unknown;
-    try {
-      code = (JSON.parse(text) as { error?: { code?: unknown } } | null)?.error?.code;
-    } catch {
-      // not JSON: the usual refusal
-    }
-    if (code === 'previous_response_not_found') throw new TextUpstreamUnavailable('the upstream no longer keeps the previous response');
+  if ((statusCode === 400 || statusCode === 404) && refusalOf(text)?.code === 'previous_response_not_found') {
+    throw new TextUpstreamUnavailable('the upstream no longer keeps the previous response');
   }
   return clientError(statusCode, { text: () => text });
 }
