@@ -98,8 +98,15 @@ describe(`openai text [${backendName}]`, () => {
     expect(sent.body).toEqual({ model: 'gpt-fake-mini', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'ping' }], max_tokens: 40, temperature: 0.5, top_p: 0.8, stop: ['END'], seed: 7 });
 
     let streamed = '';
-    for await (const chunk of await client.chat.completions.create({ model: 'chatgen-4-sonnet', messages: [{ role: 'user', content: 'one two' }], stream: true })) streamed += chunk.choices[0]?.delta.content ?? '';
+    const named = new Set<string>();
+    for await (const chunk of await client.chat.completions.create({ model: 'chatgen-4-sonnet', messages: [{ role: 'user', content: 'one two' }], stream: true })) {
+      streamed += chunk.choices[0]?.delta.content ?? '';
+      named.add(chunk.model);
+    }
     expect(streamed).toBe('echo: one two');
+    // The channel maps the model: the answer names it as the caller did, whole and streamed.
+    expect(done.model).toBe('chatgen-4-sonnet');
+    expect([...named]).toEqual(['chatgen-4-sonnet']);
     expect(openaiFake.requests.at(-1)!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
     // The messages endpoint reaches the same upstream through the translation.
     const viaMessages = await new Anthropic({ apiKey: account.key, baseURL: base, maxRetries: 0 }).messages.create({ model: 'chatgen-4-sonnet', max_tokens: 30, messages: [{ role: 'user', content: 'hey' }] });

@@ -83,9 +83,12 @@ describe(`responses: a follow-up on an openai channel goes back to it [${backend
       expect(lastOpenAI().body).toEqual({ model: 'gpt-upstream-name', previous_response_id: second.id, input: [{ role: 'user', content: 'again' }], stream: true });
       const done = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
       expect(done.type).toBe('response.completed');
-      // (A forwarded stream's events name the upstream's model as it wrote them: not checked here.)
+      // The forwarded events name the model as the caller did, as the whole answers do, and so does the stored answer.
+      const named = events.flatMap((event) => ('response' in event ? [event.response.model] : []));
+      expect(named.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(named)).toEqual(new Set([OPENAI]));
       expect(done.response).toMatchObject({ previous_response_id: second.id, output: [{ content: [{ text: 'echo: again' }] }] });
-      expect(await sdk.responses.retrieve(done.response.id)).toMatchObject({ id: done.response.id, previous_response_id: second.id });
+      expect(await sdk.responses.retrieve(done.response.id)).toMatchObject({ id: done.response.id, previous_response_id: second.id, model: OPENAI });
       const rows = await s.t.ctx.db.selectFrom('responses').select(['id', 'channel_id']).where('id', 'in', [first.id, second.id, done.response.id]).execute();
       expect(rows.map((r) => r.channel_id)).toEqual([openaiChannel, openaiChannel, openaiChannel]);
     } finally {

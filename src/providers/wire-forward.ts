@@ -10,6 +10,7 @@ import { reportedUsage } from './wire-usage.ts';
 import { BOUNDARY, blankLineEnd, dataOf, firstBoundary, lastBoundary, parseData, startsAt } from './sse-blocks.ts';
 import type { OpenStream } from './upstream-stream.ts';
 import { ForwardedResponses } from './wire-forward-broken.ts';
+import { modelRenamer, responseNamed } from './wire-rename.ts';
 
 // A same-format stream of chat completions, Responses or the Gemini API, forwarded as the upstream
 // wrote it: whole events, one write per upstream read. Parsing and re-encoding every event cost
@@ -73,7 +74,11 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open
   // A Responses stream that breaks off ends numbered on from the upstream's events (wire-forward-broken.ts).
   const responses = format === 'responses' ? new ForwardedResponses() : undefined;
   const broken = responses && ((error: StreamError) => responses.broken(error, reported));
-  const pass = (bytes: Buffer): TextChunk => {
+  // The caller's name for the model, where the upstream wrote its own (wire-rename.ts).
+  const model = request.wire?.model ?? request.model;
+  const rename = modelRenamer(format, model);
+  const pass = (block: Buffer): TextChunk => {
+    const bytes = rename(block);
     forwarded.push([bytes]);
     responses?.seen(bytes);
     return { type: 'events', parts: [bytes], text: forwardedText, answer, broken };
@@ -88,7 +93,7 @@ export async function* forwardWire(format: Exclude<WireFormat, 'messages'>, open
     const failed = seen.find((e) => e.type === 'error');
     if (failed && failed.type === 'error') return failed.message;
     finish = (seen.find((e) => e.type === 'finish') as typeof finish) ?? finish;
-    if (format === 'responses' && isFinalResponse(data)) answer = (data as { response: unknown }).response;
+    if (format === 'responses' && isFinalResponse(data)) answer = responseNamed((data as { response: unknown }).response, model);
     return undefined;
   };
   /** The upstream's error ends the stream; what it reported with it (response.failed's usage) is paid first. */

@@ -1,0 +1,106 @@
+import type { WireFormat } from '../core/text/index.ts';
+
+// A same-format stream names the model as the caller did, as its whole answer does (wire-text.ts)
+// and a forwarded messages stream's message_start does: the name the channel maps it to, or the
+// dated one an upstream answers with, is not the caller's. Chat chunks carry `model` in every
+// chunk: it is replaced in the bytes, without decoding the chunk (an unescaped `"model":` is a key,
+// never text, and a chat chunk has no other). Responses events carry it inside the whole response
+// (response.created, .in_progress, .completed, ...), whose tools may carry models of their own:
+// those few events are decoded and `response.model` set. Gemini's `modelVersion` is the vendor's
+// version, which its whole answer keeps too.
+
+const KEY = Buffer.from('"model"');
+const QUOTE = 0x22;
+const COLON = 0x3a;
+const BACKSLASH = 0x5c;
+const isSpace = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+
+/** Where the string value of the `"model"` key found at `at` starts and ends (after its quotes), or undefined. */
+function valueAt(block: Buffer, at: number): [number, number] | undefined {
+  let i = at + KEY.length;
+  while (isSpace(block[i])) i++;
+  if (block[i] !== COLON) return undefined;
+  i++;
+  while (isSpace(block[i])) i++;
+  if (block[i] !== QUOTE) return undefined;
+  const end = block.indexOf(QUOTE, i + 1);
+  // A name with an escape in it is left as it came (no model is named so).
+  if (end < 0 || block.subarray(i + 1, end).includes(BACKSLASH)) return undefined;
+  return [i + 1, end];
+}
+
+/** Chat chunks: every `"model": "..."` value that is not the caller's name becomes it. */
+function renameChat(block: Buffer, name: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let copied = 0;
+  for (let from = 0; ; ) {
+    const at = block.indexOf(KEY, from);
+    if (at < 0) break;
+    const value = valueAt(block, at);
+    from = value ? value[1] + 1 : at + KEY.length;
+    if (!value || block.subarray(value[0], value[1]).equals(name)) continue;
+    parts.push(block.subarray(copied, value[0]), name);
+    copied = value[1];
+  }
+  if (parts.length === 0) return block;
+  parts.push(block.subarray(copied));
+  return Buffer.concat(parts);
+}
+
+/** A Responses event's data with `response.model` set to `model`; undefined when it has none to change. */
+function renamedData(event: string, model: string): string | undefined {
+  const lines = event.split(/\r?\n/);
+  const data = lines.filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart()).join('\n');
+  let parsed: { response?: { model?: unknown } };
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  const response = parsed?.response;
+  if (!response || typeof response !== 'object' || typeof response.model !== 'string' || response.model === model) return undefined;
+  response.model = model;
+  const eol = event.includes('\r\n') ? '\r\n' : '\n';
+  const kept = lines.filter((line) => line !== '' && !line.startsWith('data:'));
+  return [...kept, `data: ${JSON.stringify(parsed)}`].join(eol);
+}
+
+const FIRST_MODEL = /"model"\s*:\s*"((?:[^"\\]|\\.)*)"/;
+
+/**
+ * Responses events: those that hold `"model"` are decoded, and `response.model` set. One whose
+ * first model is already the caller's is not: a Response names its model before its tools and
+ * output, so an upstream that answers with the name it was sent costs no decoding.
+ */
+function renameResponses(block: Buffer, model: string, name: string): Buffer {
+  if (!block.includes(KEY)) return block;
+  const text = block.toString('utf8');
+  // Events and the blank lines between them, in order (LF or CRLF).
+  const pieces = text.split(/(\r?\n\r?\n)/);
+  let changed = false;
+  for (let i = 0; i < pieces.length; i += 2) {
+    const first = FIRST_MODEL.exec(pieces[i]!);
+    if (!first || first[1] === name) continue;
+    const renamed = renamedData(pieces[i]!, model);
+    if (renamed !== undefined) [pieces[i], changed] = [renamed, true];
+  }
+  return changed ? Buffer.from(pieces.join('')) : block;
+}
+
+/** What a forwarded stream's whole-event blocks go through before the caller gets them. */
+export function modelRenamer(format: Exclude<WireFormat, 'messages'>, model: string): (block: Buffer) => Buffer {
+  // As it stands between the quotes of a JSON string.
+  const name = JSON.stringify(model).slice(1, -1);
+  if (format === 'chat') {
+    const bytes = Buffer.from(name);
+    return (block) => renameChat(block, bytes);
+  }
+  if (format === 'responses') return (block) => renameResponses(block, model, name);
+  return (block) => block;
+}
+
+/** A whole Response as the caller named its model (the answer a forwarded stream stores). */
+export function responseNamed(response: unknown, model: string): unknown {
+  if (!response || typeof response !== 'object' || typeof (response as { model?: unknown }).model !== 'string') return response;
+  return { ...(response as object), model };
+}
