@@ -107,3 +107,9 @@ export interface TextProvider {
 
 /** An upstream that cannot be reached or answered 5xx before the first byte: another channel may try. */
 export class TextUpstreamUnavailable extends Error {}
+
+/**
+ * The upstream no longer keeps the response a follow-up names (expired, or the channel's key moved
+ * to another organisation): the same channel can still take the conversation whole.
+ */
+export class ConversationNotKept extends TextUpstreamUnavailable {}

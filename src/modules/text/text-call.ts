@@ -33,6 +33,8 @@ export interface Route {
   channel: Channel;
   provider: TextProvider;
   request: TextRequest;
+  /** The follow-up sent as the caller wrote it to the channel whose upstream keeps its conversation (text-routes.ts). */
+  sticky?: true;
 }
 
 /** The channel that answered when its upstream keeps the answer (a follow-up can go back to it), else null. */

@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.ts';
 import { notFound } from '../../core/errors.ts';
+import { ConversationNotKept } from '../../core/text/provider.ts';
 import type { Channel } from '../../core/channel.ts';
 import { upstreamModel } from '../channels/channels.service.ts';
 import type { Route, TextCall } from './text-call.ts';
@@ -16,6 +17,8 @@ import { throughTextView } from './wire-legacy.ts';
 // channel carries on from the conversation the gateway kept, without what only that upstream held
 // (its reasoning items, its prompt cache), rather than the caller getting a 502 for a conversation
 // another channel can continue. That answer is then the gateway's alone, and so is its follow-up.
+// Its own place is then passed over too (failedChannel): only an upstream that answered that it no
+// longer keeps the response is sent the conversation whole; one that is down would fail again.
 
 /** The channels that serve the model, best first; a model no channel serves is a 404. */
 export function routes(ctx: AppContext, call: TextCall): Route[] | Promise<Route[]> {
@@ -39,10 +42,13 @@ function routesOver(ctx: AppContext, call: TextCall, channels: readonly Channel[
       const kept = { ...request, wire: sticky.wire };
       // Tried first as the caller sent it, and again in its own place with the conversation whole,
       // should its upstream no longer keep the response (its refusal then fails over).
-      if (provider.keepsConversation?.(kept)) out.unshift({ channel, provider, request: kept });
+      if (provider.keepsConversation?.(kept)) out.unshift({ channel, provider, request: kept, sticky: true });
     }
     out.push({ channel, provider, request });
   }
   if (out.length === 0) throw notFound(`Model ${call.request.model} is not served here`);
   return out;
 }
+
+/** The channel not to try again after `route` failed with `err`: the sticky route's, unless its upstream only forgot the response. */
+export const failedChannel = (route: Route, err: unknown): string | undefined => (route.sticky && !(err instanceof ConversationNotKept) ? route.channel.id : undefined);

@@ -5,7 +5,7 @@ import { withoutChannelSecret, type Channel } from '../../core/channel.ts';
 import type { CallMoney, TextOutcome } from '../text-money/index.ts';
 import { costOf, holdFor } from './call-price.ts';
 import type { TextCall } from './text-call.ts';
-import { routes } from './text-routes.ts';
+import { failedChannel, routes } from './text-routes.ts';
 import type { TextChunk, TextRequest, TextResult, TextUsage } from '../../core/text/provider.ts';
 import { NOTHING_USED, TextUpstreamUnavailable } from '../../core/text/provider.ts';
 import { sizePrompt } from './prompt-size.ts';
@@ -56,7 +56,9 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
     const sized = sizePrompt(ctx, call.request, call.key);
     const held = holdFor(ctx, call, sized instanceof Promise ? await sized : sized);
     const money = held instanceof Promise ? await held : held;
+    let failed: string | undefined;
     for (const route of candidates) {
+      if (route.channel.id === failed) continue;
       const span = upstreamSpan(call, route.channel, route.request.model);
       try {
         const result = await route.provider.generate(route.request, signal);
@@ -68,7 +70,10 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
         return result;
       } catch (thrown) {
         endUpstreamSpan(span, undefined, thrown);
-        if (thrown instanceof TextUpstreamUnavailable) continue;
+        if (thrown instanceof TextUpstreamUnavailable) {
+          failed = failedChannel(route, thrown);
+          continue;
+        }
         const err = hidingSecret(thrown, route.channel);
         if (signal.aborted) {
           // The caller left while the upstream worked on a prompt it had received: the prompt is paid
@@ -119,7 +124,9 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
     const money = await holdFor(ctx, call, await sizePrompt(ctx, call.request, call.key));
     const state: StreamState = { started: false, status: 'failed', produced: '' };
     try {
+      let failed: string | undefined;
       for (const route of candidates) {
+        if (route.channel.id === failed) continue;
         state.span = upstreamSpan(call, route.channel, route.request.model);
         const iterator = route.provider.stream(route.request, signal)[Symbol.asyncIterator]();
         let first: IteratorResult<TextChunk>;
@@ -128,7 +135,10 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
         } catch (err) {
           endUpstreamSpan(state.span, undefined, err);
           state.span = undefined;
-          if (err instanceof TextUpstreamUnavailable) continue;
+          if (err instanceof TextUpstreamUnavailable) {
+            failed = failedChannel(route, err);
+            continue;
+          }
           throw hidingSecret(err, route.channel);
         }
         // The upstream answered: it has the prompt, and from here a cut still pays for it.

@@ -1,5 +1,5 @@
 import { badGateway } from '../../core/errors.ts';
-import { TextUpstreamUnavailable, type FinishReason, type TextChunk, type TextRequest, type TextResult } from '../../core/text/provider.ts';
+import { ConversationNotKept, type FinishReason, type TextChunk, type TextRequest, type TextResult } from '../../core/text/provider.ts';
 import { usageOf, type ReportedUsage } from '../../lib/tokens/tokens.ts';
 import { sseData, UpstreamText } from '../upstream-http.ts';
 import { clientError, refusalOf } from '../text-refusal.ts';
@@ -45,7 +45,7 @@ const CHAT: WireRoute = { speaks: 'chat', path: () => '/v1/chat/completions' };
 async function refuseResponses(statusCode: number, body: { text(): string | Promise<string> }): Promise<never> {
   const text = await body.text();
   if ((statusCode === 400 || statusCode === 404) && refusalOf(text)?.code === 'previous_response_not_found') {
-    throw new TextUpstreamUnavailable('the upstream no longer keeps the previous response');
+    throw new ConversationNotKept('the upstream no longer keeps the previous response');
   }
   return clientError(statusCode, { text: () => text });
 }
