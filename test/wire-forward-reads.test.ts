@@ -58,6 +58,8 @@ describe("an upstream's error event ends a forwarded stream", () => {
   const ERRORS: Record<string, ['chat' | 'responses', string[], string]> = {
     'responses, named': ['responses', before, responses('error', { code: 'server_error', message: 'overloaded' })],
     'responses, without its event line': ['responses', before, `data: ${JSON.stringify({ type: 'error', code: 'server_error', message: 'overloaded' })}`],
+    // As some Responses servers write it (LiteLLM's ErrorEvent): the error's fields nested.
+    'responses, its fields nested': ['responses', before, responses('error', { error: { type: 'server_error', code: 'server_error', message: 'overloaded' } })],
     chat: ['chat', [chat({ role: 'assistant', content: 'half' })], `data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } })}`],
   };
   it.each(Object.entries(ERRORS))('%s: the events before it go on, then the call fails with its message', async (_, [format, events, error]) => {

@@ -91,7 +91,8 @@ export class ResponsesStreamDecoder implements StreamDecoder {
       case 'response.failed':
       case 'error': {
         this.finished = true;
-        const r = isObject(data.response) && isObject(data.response.error) ? data.response.error : data;
+        // An error event's fields flat (the OpenAI API) or nested in `error` (as some servers write them).
+        const r = isObject(data.response) && isObject(data.response.error) ? data.response.error : isObject(data.error) ? data.error : data;
         return [{ type: 'error', message: String(r.message ?? 'upstream error'), ...(typeof r.code === 'string' ? { code: r.code } : {}) }];
       }
       default:
