@@ -21,7 +21,7 @@ import { createBlobStore } from './blobs/create-store.ts';
 import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
 import { GroupBook } from './modules/groups/group-book.ts';
 import { PriceTable } from './modules/billing/price-table.ts';
-import { ChannelRouter } from './modules/channels/channels.service.ts';
+import { ChannelRouter } from './modules/channels/channel-router.ts';
 import { reviewedAssets } from './modules/avatars/avatars.repo.ts';
 import { createProviders, createTextProviders } from './providers/index.ts';
 import type { TextProvider } from './core/text/provider.ts';

@@ -3,6 +3,7 @@ export type { RenderSpec };
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.ts';
+import { claimMeta, getMeta } from '../db/meta.ts';
 import { blobKey, expiryOfKey, extensionOfKey } from './blob-store.ts';
 
 // A result link names a key in the file store and the link's expiry; the HMAC covers both, and the
@@ -84,11 +85,9 @@ export class FileSigner {
 /** One signing secret for every process sharing the database: FILE_URL_SECRET, or one made at first start. */
 export async function fileSigningSecret(db: Kysely<Database>, configured?: string): Promise<string> {
   if (configured) return configured;
-  await db
-    .insertInto('meta')
-    .values({ name: 'file_url_secret', value: randomBytes(32).toString('base64url') })
-    .onConflict((oc) => oc.column('name').doNothing())
-    .execute();
-  const row = await db.selectFrom('meta').select('value').where('name', '=', 'file_url_secret').executeTakeFirstOrThrow();
-  return row.value;
+  // Of processes starting at once, one writes its secret and all read that one.
+  await claimMeta(db, 'file_url_secret', randomBytes(32).toString('base64url'));
+  const secret = await getMeta(db, 'file_url_secret');
+  if (secret === undefined) throw new Error('the file-URL secret was not stored');
+  return secret;
 }

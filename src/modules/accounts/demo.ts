@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
+import { claimMeta } from '../../db/meta.ts';
 import { setCredentials } from '../console/console.service.ts';
 import { countUsers } from './accounts.repo.ts';
 import { createKey, createUser } from './accounts.service.ts';
@@ -22,12 +23,7 @@ export interface DemoAccount {
 export async function ensureDemoAccount(ctx: AppContext): Promise<DemoAccount | undefined> {
   if (!ctx.config.demo) return undefined;
   if ((await countUsers(ctx.db)) > 0) return undefined;
-  const claimed = await ctx.db
-    .insertInto('meta')
-    .values({ name: 'demo_account', value: String(Date.now()) })
-    .onConflict((oc) => oc.column('name').doNothing())
-    .executeTakeFirst();
-  if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) === 0) return undefined;
+  if (!(await claimMeta(ctx.db, 'demo_account', String(Date.now())))) return undefined;
   const balance = ctx.config.billingUnit === 'usd' ? DEMO_BALANCE_USD : DEMO_BALANCE_USD * ctx.config.creditsPerUsd;
   const user = await createUser(ctx, { name: 'demo', balance });
   const key = await createKey(ctx, { user_id: user.id, name: 'demo', unlimited: true });

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/types.ts';
+import { deleteMeta, getMeta, setMeta } from '../../db/meta.ts';
 import { badRequest } from '../../core/errors.ts';
 import { allModelIds } from '../../core/catalog/models.ts';
 import { Pricing, PricingError, assertPrices, parsePricing, readPricingFile, type PricingFile } from './pricing.ts';
@@ -38,8 +39,7 @@ export class PriceTable {
    * those checks existed keeps serving (as it did) rather than stopping the gateway at start.
    */
   async sync(): Promise<void> {
-    const row = await this.db.selectFrom('meta').select('value').where('name', '=', META_NAME).executeTakeFirst();
-    const stored = row?.value;
+    const stored = await getMeta(this.db, META_NAME);
     if (stored === this.applied) return;
     this.pricing.replace(stored ? parsePricing(JSON.parse(stored), 'stored prices') : readPricingFile(this.fileName));
     this.applied = stored;
@@ -60,19 +60,14 @@ export class PriceTable {
       if (err instanceof PricingError) throw badRequest(err.message.replace('PRICING_FILE', 'prices'));
       throw err;
     }
-    const json = JSON.stringify(table);
-    await this.db
-      .insertInto('meta')
-      .values({ name: META_NAME, value: json })
-      .onConflict((oc) => oc.column('name').doUpdateSet({ value: json }))
-      .execute();
+    await setMeta(this.db, META_NAME, JSON.stringify(table));
     await this.sync();
     return table;
   }
 
   /** Back to PRICING_FILE. */
   async reset(): Promise<PricingFile> {
-    await this.db.deleteFrom('meta').where('name', '=', META_NAME).execute();
+    await deleteMeta(this.db, META_NAME);
     await this.sync();
     return this.pricing.table();
   }

@@ -1,11 +1,10 @@
 import type { AppContext } from '../../context.ts';
-import type { Channel } from '../../core/channel.ts';
+import { upstreamModelName, type Channel } from '../../core/channel.ts';
 import { notFound } from '../../core/errors.ts';
 import type { ChannelTypeEntry } from '../../providers/channel-type.ts';
 import { TEXT_MODELS } from '../../core/catalog/models.ts';
 import { knownType } from './channel-options.ts';
 import { getChannel } from './channels.repo.ts';
-import { upstreamModel } from './channels.service.ts';
 
 // "Test this channel" in the console: one real, tiny call through the channel's own provider, so an
 // operator sees a wrong URL, secret or model mapping before callers do. Nothing is billed. What the
@@ -35,7 +34,7 @@ function probe(ctx: AppContext, channel: Channel, entry: ChannelTypeEntry) {
       const provider = ctx.textProviderFor(channel);
       if (!model || !provider) return undefined;
       const result = await provider.generate(
-        { model: upstreamModel(channel, model), maxTokens: 8, messages: [{ role: 'user', parts: [{ type: 'text', text: 'ping' }] }] },
+        { model: upstreamModelName(channel, model), maxTokens: 8, messages: [{ role: 'user', parts: [{ type: 'text', text: 'ping' }] }] },
         AbortSignal.timeout(timeoutMs),
       );
       return `${model} answered with ${result.usage.output} output tokens`;

@@ -1,102 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/types.ts';
-import { upstreamModelName, type Channel } from '../../core/channel.ts';
+import { claimMeta, getMeta, setMeta } from '../../db/meta.ts';
+import type { Channel } from '../../core/channel.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { checkOptions, checkServedModels, knownType, mergeOptions, optionsView, typeServes, type ChannelOptions } from './channel-options.ts';
+import { checkOptions, checkServedModels, knownType, mergeOptions, optionsView, type ChannelOptions } from './channel-options.ts';
 import { deleteChannel, getChannel, insertChannel, listChannels, updateChannel } from './channels.repo.ts';
 
-// Channels live in the database so every process routes the same way; each process re-reads them
-// at most once a second, so an operator's change reaches all of them within that time.
-const CACHE_MS = 1000;
-
-export class ChannelRouter {
-  private cached?: { at: number; channels: Channel[] };
-  /** Per model, its serving channels grouped by priority (best first), for the current `cached` list. */
-  private grouped?: { channels: Channel[]; byModel: Map<string, Channel[][]> };
-  /** Per model, the candidates when no priority group has a choice to shuffle (the usual case). */
-  private fixed = new Map<string, readonly Channel[]>();
-
-  constructor(private readonly db: Kysely<Database>) {}
-
-  async all(): Promise<Channel[]> {
-    const fresh = this.fresh();
-    if (fresh) return fresh;
-    const channels = await listChannels(this.db);
-    this.cached = { at: Date.now(), channels };
-    return channels;
-  }
-
-  private fresh(): Channel[] | undefined {
-    return this.cached && Date.now() - this.cached.at < CACHE_MS ? this.cached.channels : undefined;
-  }
-
-  invalidate(): void {
-    this.cached = undefined;
-  }
-
-  /**
-   * Enabled channels serving `model`, best first: highest priority, then weighted random order.
-   * At once from the cached rows (every call but one a second): no promise on a text call's path.
-   */
-  candidates(model: string): readonly Channel[] | Promise<readonly Channel[]> {
-    const fresh = this.fresh();
-    return fresh ? this.ordered(fresh, model) : this.all().then((channels) => this.ordered(channels, model));
-  }
-
-  private ordered(channels: Channel[], model: string): readonly Channel[] {
-    if (this.grouped?.channels !== channels) {
-      this.grouped = { channels, byModel: new Map() };
-      this.fixed = new Map();
-    }
-    const fixed = this.fixed.get(model);
-    if (fixed) return fixed;
-    let groups = this.grouped.byModel.get(model);
-    if (!groups) {
-      // A type that cannot do the model's kind of work is passed over (a `*` channel, or one stored before its type stopped serving it).
-      groups = priorityGroups(channels.filter((c) => c.status === 'enabled' && servesModel(c, model) && typeServes(c.type, model)));
-      this.grouped.byModel.set(model, groups);
-      // One channel per priority: the order never changes, so one list serves every call.
-      if (groups.every((group) => group.length === 1)) {
-        const order = groups.map((group) => group[0]!);
-        this.fixed.set(model, order);
-        return order;
-      }
-    }
-    const out: Channel[] = [];
-    for (const group of groups) out.push(...weightedShuffle(group));
-    return out;
-  }
-
-  async pick(model: string): Promise<Channel | undefined> {
-    return (await this.candidates(model))[0];
-  }
-}
-
-export function servesModel(channel: Channel, model: string): boolean {
-  return channel.models.has(model) || channel.models.has('*');
-}
-
-export const upstreamModel = upstreamModelName;
-
-function priorityGroups(serving: Channel[]): Channel[][] {
-  const byPriority = new Map<number, Channel[]>();
-  for (const channel of serving) byPriority.set(channel.priority, [...(byPriority.get(channel.priority) ?? []), channel]);
-  return [...byPriority.keys()].sort((a, b) => b - a).map((p) => byPriority.get(p)!);
-}
-
-function weightedShuffle(channels: Channel[]): Channel[] {
-  if (channels.length === 1) return [channels[0]!];
-  const pool = [...channels];
-  const out: Channel[] = [];
-  while (pool.length > 0) {
-    const total = pool.reduce((sum, c) => sum + Math.max(1, c.weight), 0);
-    let ticket = Math.random() * total;
-    const index = pool.findIndex((c) => (ticket -= Math.max(1, c.weight)) < 0);
-    out.push(...pool.splice(index === -1 ? pool.length - 1 : index, 1));
-  }
-  return out;
-}
 
 export interface ChannelInput {
   name: string;
@@ -231,29 +141,20 @@ export async function findChannels(db: Kysely<Database>) {
  * Later starts add models that are new in the catalogue (not ones an operator removed).
  */
 export async function ensureSimulatorChannel(db: Kysely<Database>, models: string[]): Promise<void> {
-  const claimed = await db
-    .insertInto('meta')
-    .values({ name: 'simulator_channel', value: String(Date.now()) })
-    .onConflict((oc) => oc.column('name').doNothing())
-    .executeTakeFirst();
-  if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) > 0) {
+  if (await claimMeta(db, 'simulator_channel', String(Date.now()))) {
     const channel = await createChannel(db, { name: 'simulator', type: 'simulator', models, priority: 0, weight: 1 });
     await setMeta(db, 'simulator_channel', channel.id);
     await setMeta(db, 'catalogue_models', JSON.stringify(models));
     return;
   }
-  const known = await db.selectFrom('meta').select('value').where('name', '=', 'catalogue_models').executeTakeFirst();
-  const added = models.filter((m) => !(JSON.parse(known?.value ?? '[]') as string[]).includes(m));
+  const known = new Set(JSON.parse((await getMeta(db, 'catalogue_models')) ?? '[]') as string[]);
+  const added = models.filter((m) => !known.has(m));
   if (added.length === 0) return;
-  const id = (await db.selectFrom('meta').select('value').where('name', '=', 'simulator_channel').executeTakeFirst())?.value;
+  const id = await getMeta(db, 'simulator_channel');
   const channel = id ? await getChannel(db, id) : undefined;
   if (channel) {
     const served = channel.models;
     await updateChannel(db, channel.id, { models: JSON.stringify([...new Set([...served, ...added])]) });
   }
   await setMeta(db, 'catalogue_models', JSON.stringify(models));
-}
-
-async function setMeta(db: Kysely<Database>, name: string, value: string): Promise<void> {
-  await db.insertInto('meta').values({ name, value }).onConflict((oc) => oc.column('name').doUpdateSet({ value })).execute();
 }

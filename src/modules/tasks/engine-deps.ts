@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { TaskProvider } from '../../core/task-provider.ts';
 import type { Database, Task } from '../../db/types.ts';
 import type { Pricing } from '../billing/pricing.ts';
-import type { ChannelRouter } from '../channels/channels.service.ts';
+import type { ChannelRouter } from '../channels/channel-router.ts';
 import type { ResultDeps } from './task-results.ts';
 import type { endTask } from './tasks.service.ts';
 

@@ -1,8 +1,7 @@
 import type { Task } from '../../db/types.ts';
 import { ChannelRefused, ReferencesBusy, UpstreamRejected, type ProviderStep, type TaskCall } from '../../core/task-provider.ts';
-import { withoutChannelSecret, type Channel } from '../../core/channel.ts';
+import { upstreamModelName, withoutChannelSecret, type Channel } from '../../core/channel.ts';
 import { getChannel } from '../channels/channels.repo.ts';
-import { upstreamModel } from '../channels/channels.service.ts';
 import { admitted } from './admission.ts';
 import { channelAccepted, channelFailed } from './channel-health.ts';
 import { pricesOf, type TaskEngineDeps } from './engine-deps.ts';
@@ -42,7 +41,7 @@ export async function submitToChannels(deps: TaskEngineDeps, task: Task, signal?
     if (!provider) return { state: 'failed', code: 'internal_error', message: `Unknown channel type ${channel.type}` };
     // Over the channel's max_in_flight the task waits, submitted, in submit order (admission.ts).
     if (!(await admitted(deps.db, channel, task))) return { waitMs: deps.admissionRetryMs ?? 1000 };
-    const call: TaskCall = { task, ...params, channel, upstreamModel: upstreamModel(channel, task.model), signal, prices };
+    const call: TaskCall = { task, ...params, channel, upstreamModel: upstreamModelName(channel, task.model), signal, prices };
     try {
       const result = await provider.submit(call);
       await channelAccepted(deps.db, channel);

@@ -5,7 +5,7 @@ import type { ProviderStep, TaskCall, TaskProvider } from '../../core/task-provi
 import { UpstreamRejected } from '../../core/task-provider.ts';
 import { abortAfter } from '../../lib/abort-after.ts';
 import { getChannel } from '../channels/channels.repo.ts';
-import { upstreamModel } from '../channels/channels.service.ts';
+import { upstreamModelName } from '../../core/channel.ts';
 import { getTask, kindParams, overdueTasks, transition } from './tasks.repo.ts';
 import { endTask, type Ending } from './tasks.service.ts';
 import { DownloadFailed, storeResult } from './task-results.ts';
@@ -21,7 +21,7 @@ async function prepareCall(deps: TaskEngineDeps, task: Task): Promise<{ call: Ta
   if (!channel) return { state: 'failed', code: 'upstream_error', message: `No channel serves model ${task.model}` };
   const provider = deps.providerFor(channel.type);
   if (!provider) return { state: 'failed', code: 'internal_error', message: `Unknown channel type ${channel.type}` };
-  const call: TaskCall = { task, ...kindParams(task), channel, upstreamModel: upstreamModel(channel, task.model), prices: await pricesOf(deps, task) };
+  const call: TaskCall = { task, ...kindParams(task), channel, upstreamModel: upstreamModelName(channel, task.model), prices: await pricesOf(deps, task) };
   return { call, provider };
 }
 

@@ -3,7 +3,7 @@ import type { Database, Job } from '../../db/types.ts';
 import { enqueue } from '../../jobs/jobs.repo.ts';
 import type { JobHandler } from '../../jobs/runner.ts';
 import { getChannel } from '../channels/channels.repo.ts';
-import { upstreamModel } from '../channels/channels.service.ts';
+import { upstreamModelName } from '../../core/channel.ts';
 import type { TaskEngineDeps } from './engine-deps.ts';
 import { getTask, kindParams } from './tasks.repo.ts';
 import type { TaskCall } from '../../core/task-provider.ts';
@@ -38,7 +38,7 @@ export function cancelHandler(deps: TaskEngineDeps, options: { retryMs: number; 
     const channel = await getChannel(deps.db, task.channel_id);
     const provider = channel ? deps.providerFor(channel.type) : undefined;
     if (!channel || !provider?.cancel) return { done: true };
-    const call: TaskCall = { task, ...kindParams(task), channel, upstreamModel: upstreamModel(channel, task.model) };
+    const call: TaskCall = { task, ...kindParams(task), channel, upstreamModel: upstreamModelName(channel, task.model) };
     const outcome = await provider.cancel(call);
     const log = { task: task.id, upstream: task.upstream_id, status: task.status, upstreamStatus: outcome.status };
     if (outcome.cancelled) {

@@ -1,12 +1,11 @@
 import type { AppContext } from '../../context.ts';
 import { notFound } from '../../core/errors.ts';
 import { ConversationNotKept } from '../../core/text/provider.ts';
-import type { Channel } from '../../core/channel.ts';
-import { upstreamModel } from '../channels/channels.service.ts';
+import { upstreamModelName, type Channel } from '../../core/channel.ts';
 import type { Route, TextCall } from './text-call.ts';
 import { throughTextView } from './wire-legacy.ts';
 
-// The channels a text call tries, in routing's order (channels.service.ts: priority, then weight).
+// The channels a text call tries, in routing's order (channel-router.ts: priority, then weight).
 // A follow-up whose conversation one channel's upstream keeps (TextCall.sticky) tries that channel
 // first, sent the call as the caller wrote it, while the channel still serves the model and its
 // upstream still keeps conversations (a channel since disabled, deleted, narrowed or changed to
@@ -34,7 +33,7 @@ function routesOver(ctx: AppContext, call: TextCall, channels: readonly Channel[
     const found = ctx.textProviderFor(channel);
     if (!found) continue;
     const provider = call.request.wire && !found.speaksWire ? throughTextView(found) : found;
-    const upstream = upstreamModel(channel, model);
+    const upstream = upstreamModelName(channel, model);
     const request = upstream === model ? call.request : { ...call.request, model: upstream };
     if (sticky?.channelId === channel.id) {
       // The text view stays the whole conversation: what the upstream bills as input, should the
