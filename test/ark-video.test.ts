@@ -71,7 +71,7 @@ const upstreamBody = async (id: string) => {
 };
 
 describe(`ark video tasks [${backendName}]`, () => {
-  it('maps every SPEC 4.5.1 field of vidgen-2.0 to ModelArk content[] and top-level fields', async () => {
+  it('maps every field of vidgen-2.0 to ModelArk content[] and top-level fields', async () => {
     const { auth } = await seedAccount(t.ctx, 50);
     const id = await submit(auth, {
       model: 'vidgen-2.0',

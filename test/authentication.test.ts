@@ -10,7 +10,7 @@ afterAll(() => t.close());
 
 const balance = (headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/v1/user/balance', headers });
 
-describe(`SPEC 5 authentication [${backendName}]`, () => {
+describe(`authentication [${backendName}]`, () => {
   it('Bearer works; a missing Authorization header is 401 authentication_error', async () => {
     const account = await seedAccount(t.ctx, 1, { unlimited: true, rate_limit_rpm: 100 });
     expect((await balance(account.auth)).statusCode).toBe(200);
@@ -77,7 +77,7 @@ describe(`SPEC 5 authentication [${backendName}]`, () => {
   });
 });
 
-describe(`SPEC 8 rate limits [${backendName}]`, () => {
+describe(`rate limits [${backendName}]`, () => {
   // Calls that spend are limited by RATE_LIMIT_RPM; reads have their own budget (read-limits.test.ts).
   // A submit the schema refuses is counted first: nothing is generated.
   const spend = (auth: Record<string, string>) => t.app.inject({ method: 'POST', url: '/v1/images/generations', headers: auth, payload: { prompt: 42 } });

@@ -7,14 +7,14 @@ import { backendName, createTestApp, seedAccount, type TestApp, awayFromRateWind
 let t: TestApp;
 beforeAll(async () => {
   // Balance reads count against the key's read budget: at 1 a minute it is the key's own limit, so
-  // a key's rate_limit_rpm shows the 429 of SPEC 4.1.
+  // a key's rate_limit_rpm shows the 429 of the key balance route.
   t = await createTestApp({ READ_RATE_LIMIT_RPM: '1' });
 });
 afterAll(() => t.close());
 
 const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url, headers });
 
-describe(`SPEC 4.1 key balance [${backendName}]`, () => {
+describe(`key balance (GET /v1/balance) [${backendName}]`, () => {
   for (const path of ['/v1/balance', '/balance']) {
     it(`limited key: 200, body of 2.2, unlimited_quota false (${path})`, async () => {
       const account = await seedAccount(t.ctx, 20, { quota: 2.5 });
@@ -99,7 +99,7 @@ describe(`SPEC 4.1 key balance [${backendName}]`, () => {
   });
 });
 
-describe(`SPEC 4.2 user balance [${backendName}]`, () => {
+describe(`user balance (GET /v1/user/balance) [${backendName}]`, () => {
   for (const path of ['/v1/user/balance', '/user/balance']) {
     it(`success: 200, body of 2.3 without unlimited_quota (${path})`, async () => {
       const account = await seedAccount(t.ctx, 12.5, { quota: 1 });

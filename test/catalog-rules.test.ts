@@ -8,7 +8,7 @@ import { pixelSizesMarkdown } from '../src/modules/catalog/pixel-doc.ts';
 import { imagePixelSize, videoPixelSize } from '../src/core/catalog/pixels.ts';
 import { characters } from '../src/modules/catalog/rule-kit.ts';
 
-// One test per rule of SPEC 4.5.1-4.5.3, 4.6.1-4.6.7 and table 8, accepting and rejecting at each bound.
+// One test per rule of the catalog (core/catalog: video, image and avatar-review fields, and the text limits), accepting and rejecting at each bound.
 
 const video = (body: Record<string, unknown>) => normalizeVideoRequest({ model: 'vidgen-2.0', prompt: 'a cat', ...body } as any);
 const image = (body: Record<string, unknown>) => normalizeImageRequest({ prompt: 'a cat', ...body } as any);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 
-// Issue 20 item 11: SPEC 4.5.1 and 8 limit prompts in characters, and an emoji is one character
+// Issue 20 item 11: the catalog and the text limits count prompts in characters, and an emoji is one character
 // (two UTF-16 units). The limits count code points, and a refusal reports the code-point count.
 
 let t: TestApp;

@@ -142,7 +142,7 @@ describe(`console sign-in [${backendName}]`, () => {
 });
 
 describe(`console account routes [${backendName}]`, () => {
-  it('shows the balance numbers of SPEC 2.3', async () => {
+  it('shows the balance numbers of GET /v1/user/balance', async () => {
     const me = await holder(7.5);
     const res = await t.app.inject({ method: 'GET', url: '/console/api/account', headers: { cookie: me.cookie } });
     expect(res.json()).toMatchObject({ id: me.user.id, email: me.email, remain_balance: 7.5, used_balance: 0 });

@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe('SPEC 7.1 standard envelope', () => {
+describe('the standard error envelope', () => {
   it.each([
     [E.badRequest('x'), 400, 'invalid_request_error'],
     [E.unauthorized(), 401, 'authentication_error'],
@@ -34,7 +34,7 @@ describe('SPEC 7.1 standard envelope', () => {
   });
 });
 
-describe('SPEC 7.2 native envelope', () => {
+describe('the native (generateContent) error envelope', () => {
   it.each([
     [400, 'INVALID_ARGUMENT'],
     [401, 'UNAUTHENTICATED'],

@@ -125,7 +125,7 @@ function checkResponse(method: string, url: string, status: number, text: string
   expect(() => (parsed = JSON.parse(text)), where).not.toThrow();
   expect(parsed?.error?.code, where).toBe(status);
   expect(typeof parsed.error.message, where).toBe('string');
-  // The native family (SPEC 7.2) and the Gemini API surface carry a status string instead of a type.
+  // The native family (generateContent on /v1beta) and the Gemini API surface carry a status string instead of a type.
   if (url.startsWith('/v1beta/') || url.startsWith('/gemini/')) expect(typeof parsed.error.status, where).toBe('string');
   else expect(typeof parsed.error.type, where).toBe('string');
 }

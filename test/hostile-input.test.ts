@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 
 // Input no well-behaved client sends: undecodable URLs, NUL characters, `throw undefined`, requests
-// Node's HTTP parser refuses. Each must still get the envelope of SPEC 7, never Fastify's own body or a 500.
+// Node's HTTP parser refuses. Each must still get the error envelope, never Fastify's own body or a 500.
 
 let t: TestApp;
 beforeAll(async () => {

@@ -10,7 +10,7 @@ import { adminHeaders, backendName, createTestApp, freshDatabase, seedAccount, t
 import { startGateway, stopAllGateways } from './support/gateway-process.ts';
 import { startReceiver, waitUntil } from './support/receiver.ts';
 
-// Leases (DESIGN "Tasks and jobs"): a running job renews its lease, so a slow callback receiver or
+// Job leases: a running job renews its lease, so a slow callback receiver or
 // upstream is never called a second time while its first call is alive; a job whose process is gone
 // is taken over once its lease runs out. Leases are shrunk to under a second here.
 

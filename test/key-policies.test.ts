@@ -6,7 +6,7 @@ import { request } from 'undici';
 import { ADMIN_TOKEN, adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startGateway, stopAllGateways, type GatewayProcess } from './support/gateway-process.ts';
 
-// Key policies (issue 25, DESIGN "Key policies"): models, allowed_ips and expires_at on every
+// Key policies (issue 25): models, allowed_ips and expires_at on every
 // endpoint family, refused before any hold, applied by every process within a second.
 
 let t: TestApp;
@@ -39,7 +39,7 @@ async function keyWith(policy: object) {
   return account;
 }
 
-/** The envelope of each family, as SPEC 7.1 / 7.2 and DESIGN (messages) define them. */
+/** The error envelope of each family: standard, native (generateContent) and messages. */
 function expectRefused(family: string, res: LightMyRequestResponse, status: number, message: RegExp) {
   expect(res.statusCode, `${family}: ${res.body}`).toBe(status);
   const error = res.json().error;

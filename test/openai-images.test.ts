@@ -126,7 +126,7 @@ describe(`the openai channel type for images [${backendName}]`, () => {
   const used = async (account: Awaited<ReturnType<typeof seedAccount>>) => (await t.app.inject({ method: 'GET', url: '/v1/user/balance', headers: account.auth })).json().used_balance;
   const download = async (link: string) => Buffer.from(await (await request(link)).body.arrayBuffer());
 
-  it('imggen-2-official: every SPEC 4.6.1 field mapped, the images served byte for byte from our links, its tier charged', async () => {
+  it('imggen-2-official: every imggen-2-official field mapped, the images served byte for byte from our links, its tier charged', async () => {
     const account = await seedAccount(t.ctx, 5);
     const produced = fake.produced.length;
     const { task, seen, row } = await run(account, {
@@ -135,7 +135,7 @@ describe(`the openai channel type for images [${backendName}]`, () => {
     expect(task.status).toBe('completed');
     expect(seen).toHaveLength(1);
     expect(seen[0]!.path).toBe('/v1/images/generations');
-    // transparent is produced as auto (SPEC 4.6.1); the ratio and tier become the pixel size of our table.
+    // transparent is produced as auto (as the catalog says); the ratio and tier become the pixel size of our table.
     expect(seen[0]!.fields).toEqual({ model: 'gpt-image-2', prompt: 'a red kite', n: 2, size: '2048x1152', quality: 'medium', background: 'auto', moderation: 'low', output_format: 'jpeg', output_compression: 40 });
     expect(seen[0]!.headers).toMatchObject({ authorization: `Bearer ${fake.key}`, 'openai-organization': 'org-gw', 'openai-project': 'proj-gw' });
     const links: string[] = task.result.images[0].url;

@@ -97,7 +97,7 @@ describe(`OpenAPI examples [${backendName}]`, () => {
     }
   });
 
-  it('validation still answers an unknown model as before: 404 for text (SPEC 7.2), 400 for an image model', async () => {
+  it('validation still answers an unknown model as before: 404 for text (the native envelope), 400 for an image model', async () => {
     const native = await t.app.inject({ method: 'POST', url: '/v1beta/models/no-such-model:generateContent', headers: { authorization: `Bearer ${demoKey}` }, payload: { contents: [{ parts: [{ text: 'hi' }] }] } });
     expect(native.statusCode).toBe(404);
     expect(native.json().error.status).toBe('NOT_FOUND');

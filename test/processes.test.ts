@@ -60,7 +60,7 @@ describe(`two processes [${backendName}]`, () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(refusedAfter).toBeLessThan(1000);
-    // And the key's own balance route answers as SPEC 4.1 says for a deleted key.
+    // And the key's own balance route answers as it does for any deleted key (401).
     const own = await call('GET', `${two.url}/v1/balance`, key.auth);
     expect(own).toMatchObject({ status: 200, body: { success: false } });
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 
-// SPEC 6.6: a callback address that breaks a rule is dropped silently for the caller (the submit
+// A callback address that breaks a rule is dropped silently for the caller (the submit
 // succeeds, nothing is ever sent). The operator still sees why: a `refused` delivery record.
 
 let t: TestApp;

@@ -150,7 +150,7 @@ describe(`the Gemini SDK with baseUrl <gateway>/gemini [${backendName}]`, () => 
     expect(listed).not.toContain('models/imggen-2');
   });
 
-  it('?key= works on /gemini and on /v1beta (SPEC answers stay wrapped there)', async () => {
+  it('?key= works on /gemini and on /v1beta (native answers stay wrapped there)', async () => {
     const account = await seedAccount(t.ctx, 1);
     const payload = { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] };
     const bare = await t.app.inject({ method: 'POST', url: `/gemini/v1beta/models/textgen-2.5-flash:generateContent?key=${account.key}`, payload });

@@ -115,7 +115,7 @@ describe(`tools through every surface on the simulator [${backendName}]`, () => 
     expect(JSON.parse(structured.output_text)).toEqual({ city: 'Lyon', days: 3, tags: ['simulated'] });
   });
 
-  it("SPEC's wrapped /v1beta surface: a call with tools gets the functionCall, wrapped in {code, data}", async () => {
+  it("the wrapped /v1beta surface: a call with tools gets the functionCall, wrapped in {code, data}", async () => {
     const res = await t.app.inject({
       method: 'POST',
       url: `/v1beta/models/${MODEL}:generateContent`,

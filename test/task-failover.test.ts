@@ -6,7 +6,7 @@ import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } f
 import { startFakeOpenAI, type FakeOpenAI, type Scripted } from './support/fake-openai.ts';
 import { freePort } from './support/gateway-process.ts';
 
-// Task failover (DESIGN "Upstreams"): a submit that fails before the upstream accepted it (connection
+// Task failover: a submit that fails before the upstream accepted it (connection
 // error, 429, 5xx) goes to the next channel by priority, as text calls do, and the task is charged once.
 
 let first: FakeOpenAI;

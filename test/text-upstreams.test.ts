@@ -136,7 +136,7 @@ describe(`chat-completions upstreams [${backendName}]`, () => {
   });
 });
 
-describe(`native envelope for the rest of SPEC 7.2 [${backendName}]`, () => {
+describe(`the native envelope for 403, 429 and 502 [${backendName}]`, () => {
   it('403 PERMISSION_DENIED for a served model with no price; 429 RESOURCE_EXHAUSTED; 502 BAD_GATEWAY when the upstream refuses us', async () => {
     await t.app.inject({ method: 'POST', url: '/admin/channels', headers: adminHeaders, payload: { name: 'unpriced', type: 'chat-completions', base_url: second.url, secret: SECRET, models: ['mystery-model', 'textgen-2.5-flash'], priority: 50 } });
     const account = await seedAccount(t.ctx, 1, { unlimited: true, rate_limit_rpm: 3 });

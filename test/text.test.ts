@@ -19,7 +19,7 @@ const native = (model: string, method: string, auth: Record<string, string>, pay
 const contents = (text: string) => ({ contents: [{ role: 'user', parts: [{ text }] }] });
 
 describe(`native text endpoint [${backendName}]`, () => {
-  it('generateContent answers {code:200, data} with every field of SPEC 2.7', async () => {
+  it('generateContent answers {code:200, data} with every field of the native answer', async () => {
     const account = await seedAccount(t.ctx, 1);
     const res = await native('textgen-2.5-pro', 'generateContent', account.auth, {
       ...contents('Write a haiku about gateways'),

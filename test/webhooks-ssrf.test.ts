@@ -3,7 +3,7 @@ import { checkAddress } from '../src/lib/net/address-rules.ts';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startReceiver, waitUntil, type Receiver } from './support/receiver.ts';
 
-// SPEC 6.6 with the widening OFF. A real receiver listens on 127.0.0.1 and counts connections:
+// The callback address rules with the widening OFF. A real receiver listens on 127.0.0.1 and counts connections:
 // every refused address must leave it at zero. Ports are opened (`*`) only where a test needs the
 // receiver's port to prove the address rule itself refuses.
 

@@ -4,7 +4,7 @@ import { callbackUrl } from '../src/lib/net/target.ts';
 import { adminHeaders, backendName, createTestApp, seedAccount, type TestApp } from './harness.ts';
 import { startReceiver, waitUntil, type Receiver } from './support/receiver.ts';
 
-// SPEC 6 with real local receivers. The private-address widening is on here (the receivers are on
+// Callbacks with real local receivers. The private-address widening is on here (the receivers are on
 // 127.0.0.1), delays are shrunk: retries after 0.3, 0.6 and 0.9 s, attempt timeout 0.5 s.
 
 const DELAYS = [300, 600, 900];
@@ -43,7 +43,7 @@ async function attempts(taskId: string, atLeast = 1) {
   return list;
 }
 
-describe('SPEC 6.1 callback address', () => {
+describe('the callback address', () => {
   it.each([
     ['https://cb.example.com', 'https://cb.example.com/callback'],
     ['https://cb.example.com/', 'https://cb.example.com/callback'],
