@@ -29,6 +29,15 @@ function valueAt(block: Buffer, at: number): [number, number] | undefined {
   return [i + 1, end];
 }
 
+/** Whether any `"model": "..."` in the block names another model than `name` (found without decoding it). */
+function namesOther(block: Buffer, name: Buffer): boolean {
+  for (let at = block.indexOf(KEY); at >= 0; at = block.indexOf(KEY, at + KEY.length)) {
+    const value = valueAt(block, at);
+    if (value && !block.subarray(value[0], value[1]).equals(name)) return true;
+  }
+  return false;
+}
+
 /** Chat chunks: every `"model": "..."` value that is not the caller's name becomes it. */
 function renameChat(block: Buffer, name: Buffer): Buffer {
   const parts: Buffer[] = [];
@@ -68,12 +77,13 @@ function renamedData(event: string, model: string): string | undefined {
 const FIRST_MODEL = /"model"\s*:\s*"((?:[^"\\]|\\.)*)"/;
 
 /**
- * Responses events: those that hold `"model"` are decoded, and `response.model` set. One whose
- * first model is already the caller's is not: a Response names its model before its tools and
- * output, so an upstream that answers with the name it was sent costs no decoding.
+ * Responses events: those that name another model than the caller's are decoded, and
+ * `response.model` set. A block whose every model is the caller's is not decoded at all, nor an
+ * event whose first model is (a Response names its model before its tools and output): an
+ * upstream that answers with the name it was sent costs a byte search per block.
  */
-function renameResponses(block: Buffer, model: string, name: string): Buffer {
-  if (!block.includes(KEY)) return block;
+function renameResponses(block: Buffer, model: string, name: string, nameBytes: Buffer): Buffer {
+  if (!namesOther(block, nameBytes)) return block;
   const text = block.toString('utf8');
   // Events and the blank lines between them, in order (LF or CRLF).
   const pieces = text.split(/(\r?\n\r?\n)/);
@@ -91,11 +101,9 @@ function renameResponses(block: Buffer, model: string, name: string): Buffer {
 export function modelRenamer(format: Exclude<WireFormat, 'messages'>, model: string): (block: Buffer) => Buffer {
   // As it stands between the quotes of a JSON string.
   const name = JSON.stringify(model).slice(1, -1);
-  if (format === 'chat') {
-    const bytes = Buffer.from(name);
-    return (block) => renameChat(block, bytes);
-  }
-  if (format === 'responses') return (block) => renameResponses(block, model, name);
+  const bytes = Buffer.from(name);
+  if (format === 'chat') return (block) => renameChat(block, bytes);
+  if (format === 'responses') return (block) => renameResponses(block, model, name, bytes);
   return (block) => block;
 }
 
