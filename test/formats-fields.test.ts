@@ -91,10 +91,15 @@ describe('thinking and reasoning settings', () => {
     expect(to('messages', body, 'gemini').generationConfig.thinkingConfig).toEqual({ thinkingBudget: 5000 });
   });
 
-  it('off is off everywhere', () => {
+  it('off is off everywhere: an explicit off goes as the target says it; the messages API\'s off (its default) as the target\'s default', () => {
     expect(to('gemini', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { thinkingConfig: { thinkingBudget: 0 } } }, 'messages').thinking).toEqual({ type: 'disabled' });
     expect(to('chat', chat({ reasoning_effort: 'none' }), 'gemini').generationConfig.thinkingConfig).toEqual({ thinkingBudget: 0 });
-    expect(to('messages', msgs({ thinking: { type: 'disabled' } }), 'chat').reasoning_effort).toBe('none');
+    expect(to('chat', chat({ reasoning_effort: 'none' }), 'responses').reasoning).toEqual({ effort: 'none' });
+    // A model that takes no reasoning effort (gpt-4.1) refuses even `none`; Gemini's Pro models refuse a zero budget.
+    const off = msgs({ thinking: { type: 'disabled' } });
+    expect(to('messages', off, 'chat')).not.toHaveProperty('reasoning_effort');
+    expect(to('messages', off, 'responses')).not.toHaveProperty('reasoning');
+    expect(to('messages', off, 'gemini').generationConfig ?? {}).not.toHaveProperty('thinkingConfig');
   });
 
   it('a Gemini budget larger than its output ceiling still leaves Anthropic room to answer', () => {

@@ -88,7 +88,10 @@ const decodeThinking = (body: Json): ThinkingSettings | undefined => {
   const withEffort = effort ? { effort } : {};
   if (t.type === 'enabled') return { mode: 'enabled', budgetTokens: optNum(t.budget_tokens, 'thinking.budget_tokens'), ...withEffort, ...display };
   if (t.type === 'adaptive' || t.type === 'between_tools') return { mode: 'adaptive', ...withEffort, ...display };
-  if (t.type === 'disabled') return { mode: 'disabled' };
+  // Off is the messages API's default, and so it is the target's default: OpenAI's `none` and
+  // Gemini's zero budget are refused by most of their models (a non-reasoning model takes no
+  // effort at all; Gemini's Pro models always think), and Claude Code sends it on its side calls.
+  if (t.type === 'disabled') return undefined;
   throw unknownType('thinking.type', t.type);
 };
 
