@@ -117,6 +117,31 @@ describe(`openai text [${backendName}]`, () => {
     expect(rows.map((r) => r.endpoint)).toEqual(['chat-completions', 'chat-completions', 'messages']);
   });
 
+  it("a messages caller's thinking: disabled (Claude Code's side calls) reaches a model that takes no reasoning effort as none at all", async () => {
+    const account = await seedAccount(t.ctx, 1);
+    const channel = (await t.app.inject({ method: 'GET', url: '/admin/channels', headers: adminHeaders })).json().data.find((c: any) => c.name === 'openai-text');
+    const patch = (mapping: Record<string, string>) => t.app.inject({ method: 'PATCH', url: `/admin/channels/${channel.id}`, headers: adminHeaders, payload: { model_mapping: mapping } });
+    openaiFake.models.push('gpt-4.1');
+    await patch({ 'chatgen-4-sonnet': 'gpt-4.1' });
+    t.ctx.channels.invalidate();
+    try {
+      const sdk = new Anthropic({ apiKey: account.key, baseURL: base, maxRetries: 0 });
+      const message = await sdk.messages.create({ model: 'chatgen-4-sonnet', max_tokens: 30, thinking: { type: 'disabled' }, messages: [{ role: 'user', content: 'classify this' }] });
+      expect(message.content[0]).toMatchObject({ text: 'echo: classify this' });
+      const sent = openaiFake.requests.at(-1)!.body;
+      expect(sent.model).toBe('gpt-4.1');
+      expect(sent).not.toHaveProperty('reasoning_effort');
+      // An OpenAI caller's own `none` still goes as it was said (the upstream's 400 is its answer to it).
+      const client = new OpenAI({ apiKey: account.key, baseURL: `${base}/v1`, maxRetries: 0 });
+      const refused = await thrown(() => client.chat.completions.create({ model: 'chatgen-4-sonnet', reasoning_effort: 'none', messages: [{ role: 'user', content: 'x' }] }));
+      expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(refused.message).toContain('reasoning_effort');
+    } finally {
+      await patch({ 'chatgen-4-sonnet': 'gpt-fake-mini' });
+      t.ctx.channels.invalidate();
+    }
+  });
+
   it('tools and response_format pass through, tool calls come back (whole and streamed)', async () => {
     const account = await seedAccount(t.ctx, 1);
     const client = new OpenAI({ apiKey: account.key, baseURL: `${base}/v1`, maxRetries: 0 });

@@ -9,7 +9,8 @@ import { OpenAIRefusal as Refusal } from './openai-responses-check.ts';
 // - tool messages need tool_call_id and must answer the tool_calls of the assistant message before
 //   them, which must all be answered ("...did not have response messages: <ids>");
 // - tools are {type: function, function: {name, ...}} or {type: custom, custom: {name, ...}};
-// - `stream_options` only with `stream: true`; temperature 0-2, top_p 0-1; an unknown model is 404.
+// - `stream_options` only with `stream: true`; temperature 0-2, top_p 0-1; an unknown model is 404;
+// - a model that does not reason (the gpt-4 and gpt-3.5 families) refuses `reasoning_effort`, even `none`.
 
 const FIELDS = new Set(['messages', 'model', 'audio', 'frequency_penalty', 'function_call', 'functions', 'logit_bias', 'logprobs', 'max_completion_tokens', 'max_tokens', 'metadata', 'modalities', 'moderation', 'n', 'parallel_tool_calls', 'prediction', 'presence_penalty', 'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention', 'reasoning_effort', 'response_format', 'safety_identifier', 'seed', 'service_tier', 'stop', 'store', 'stream', 'stream_options', 'temperature', 'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user', 'verbosity', 'web_search_options']);
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
@@ -77,4 +78,5 @@ export function checkChat(body: any, models: string[]): void {
   }
   for (const field of ['max_tokens', 'max_completion_tokens']) if (body[field] != null && !Number.isInteger(body[field])) throw new Refusal(400, `Invalid type for '${field}': expected an integer.`, field, 'invalid_type');
   if (!models.includes(body.model)) throw new Refusal(404, `The model \`${body.model}\` does not exist or you do not have access to it.`, null, 'model_not_found');
+  if (body.reasoning_effort != null && /^gpt-(4|3\.5)/.test(body.model)) throw new Refusal(400, "Unsupported parameter: 'reasoning_effort' is not supported with this model.", 'reasoning_effort', 'unsupported_parameter');
 }
