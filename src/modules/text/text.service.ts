@@ -71,7 +71,7 @@ export async function generateText(ctx: AppContext, call: TextCall, signal: Call
       } catch (thrown) {
         endUpstreamSpan(span, undefined, thrown);
         if (thrown instanceof TextUpstreamUnavailable) {
-          failed = failedChannel(route, thrown);
+          failed = failedChannel(route, thrown) ?? failed;
           continue;
         }
         const err = hidingSecret(thrown, route.channel);
@@ -136,7 +136,7 @@ export async function* streamText(ctx: AppContext, call: TextCall, signal: CallS
           endUpstreamSpan(state.span, undefined, err);
           state.span = undefined;
           if (err instanceof TextUpstreamUnavailable) {
-            failed = failedChannel(route, err);
+            failed = failedChannel(route, err) ?? failed;
             continue;
           }
           throw hidingSecret(err, route.channel);
