@@ -97,14 +97,37 @@ function renameResponses(block: Buffer, model: string, name: string, nameBytes: 
   return changed ? Buffer.from(pieces.join('')) : block;
 }
 
-/** What a forwarded stream's whole-event blocks go through before the caller gets them. */
+/**
+ * What a forwarded stream's whole-event blocks go through before the caller gets them. An upstream
+ * names one model throughout a stream: once the first name it writes is the caller's, every other
+ * block goes on without a search.
+ */
 export function modelRenamer(format: Exclude<WireFormat, 'messages'>, model: string): (block: Buffer) => Buffer {
+  if (format === 'gemini') return (block) => block;
   // As it stands between the quotes of a JSON string.
   const name = JSON.stringify(model).slice(1, -1);
   const bytes = Buffer.from(name);
-  if (format === 'chat') return (block) => renameChat(block, bytes);
-  if (format === 'responses') return (block) => renameResponses(block, model, name, bytes);
-  return (block) => block;
+  const rename = format === 'chat' ? (block: Buffer) => renameChat(block, bytes) : (block: Buffer) => renameResponses(block, model, name, bytes);
+  let named: 'not yet' | 'as the caller' | 'otherwise' = 'not yet';
+  return (block) => {
+    if (named === 'as the caller') return block;
+    if (named === 'not yet') {
+      const first = firstValue(block);
+      if (!first) return block;
+      named = block.subarray(first[0], first[1]).equals(bytes) ? 'as the caller' : 'otherwise';
+      if (named === 'as the caller') return block;
+    }
+    return rename(block);
+  };
+}
+
+/** The value of the block's first `"model": "..."`, if it has one. */
+function firstValue(block: Buffer): [number, number] | undefined {
+  for (let at = block.indexOf(KEY); at >= 0; at = block.indexOf(KEY, at + KEY.length)) {
+    const value = valueAt(block, at);
+    if (value) return value;
+  }
+  return undefined;
 }
 
 /** A whole Response as the caller named its model (the answer a forwarded stream stores). */
