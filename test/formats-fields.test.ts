@@ -100,6 +100,10 @@ describe('thinking and reasoning settings', () => {
     expect(to('messages', off, 'chat')).not.toHaveProperty('reasoning_effort');
     expect(to('messages', off, 'responses')).not.toHaveProperty('reasoning');
     expect(to('messages', off, 'gemini').generationConfig ?? {}).not.toHaveProperty('thinkingConfig');
+    // Gemini's zero budget (Gemini CLI's side calls) is Gemini's off, not OpenAI's.
+    const zero = { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { thinkingConfig: { thinkingBudget: 0 } } };
+    expect(to('gemini', zero, 'chat')).not.toHaveProperty('reasoning_effort');
+    expect(to('gemini', zero, 'responses')).not.toHaveProperty('reasoning');
   });
 
   it('a Gemini budget larger than its output ceiling still leaves Anthropic room to answer', () => {

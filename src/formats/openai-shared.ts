@@ -24,9 +24,14 @@ export const decodeOutputFormat = (v: unknown, field: string): OutputFormat | un
 export const thinkingForEffort = (effort: string | undefined): ThinkingSettings | undefined =>
   effort === undefined ? undefined : effort === 'none' ? { mode: 'disabled', effort: 'none' } : { mode: 'adaptive', effort: effort as ReasoningEffort };
 
+/**
+ * The effort an OpenAI upstream is sent. Off goes as `none` only when the caller said `none` (an
+ * OpenAI caller knows its model takes it); another format's off (Gemini's zero budget, which Gemini
+ * CLI sends on its side calls) goes as no effort at all, since most OpenAI models refuse `none`.
+ */
 export const reasoningEffort = (t: ThinkingSettings | undefined): string | undefined => {
   if (!t) return undefined;
-  if (t.mode === 'disabled' || t.budgetTokens === 0) return 'none';
+  if (t.mode === 'disabled' || t.budgetTokens === 0) return t.effort === 'none' ? 'none' : undefined;
   if (t.effort) return t.effort;
   return t.budgetTokens !== undefined ? effortForBudget(t.budgetTokens) : undefined;
 };
