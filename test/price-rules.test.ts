@@ -89,4 +89,22 @@ describe(`price rules [${backendName}]`, () => {
     const row = await t.ctx.db.selectFrom('tasks').select('hold_amount').where('user_id', '=', account.user.id).executeTakeFirstOrThrow();
     expect(Number(row.hold_amount)).toBe(30_000);
   });
+
+  it("a new base table that a saved group's multiplier would take past the maxima is refused, naming the group; the table in force stays", async () => {
+    const saved = await group({ name: 'tenfold', multiplier: 10 });
+    expect(saved.statusCode, saved.body).toBe(200);
+    try {
+      // 1,500 USD per million times 10 is past 10,000 per million; alone it is under the maximum.
+      const dear = await put({ 'chatgen-4-haiku': { per_token: { input_per_million: 1500, output_per_million: 1500 } } });
+      expect(dear.statusCode).toBe(400);
+      expect(dear.json().error.message).toMatch(/^group tenfold: its multiplier 10 times these prices: chatgen-4-haiku\/per_token\/\w+ must be at most 10000/);
+      expect((await t.app.inject({ method: 'GET', url: '/admin/prices', headers: adminHeaders })).json().models['chatgen-4-haiku']).toEqual(shipped.models['chatgen-4-haiku']);
+      // Under the maxima after the multiplier it is taken.
+      expect((await put({ 'chatgen-4-haiku': { per_token: { input_per_million: 900, output_per_million: 900 } } })).statusCode).toBe(200);
+    } finally {
+      await t.app.inject({ method: 'DELETE', url: '/admin/prices', headers: adminHeaders });
+      await t.ctx.db.deleteFrom('groups').where('name', '=', 'tenfold').execute();
+      await t.ctx.groups.sync();
+    }
+  });
 });

@@ -79,12 +79,12 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/admin/prices', { schema: doc('The prices in force', { response: { 200: Prices, ...ErrorResponses } }) }, prices);
     app.put('/admin/prices', { schema: doc('Replace every price (all processes within seconds; open holds keep their amount)', { body: S.PricesBody, response: { 200: Prices, ...ErrorResponses } }) },
       async (request) => {
-        await ctx.prices.save(request.body);
+        await ctx.prices.save(request.body, (table) => groups.checkGroupsAgainst(ctx, table));
         return prices();
       });
     app.delete('/admin/prices', { schema: doc('Go back to the prices of PRICING_FILE', { response: { 200: Prices, ...ErrorResponses } }) },
       async () => {
-        await ctx.prices.reset();
+        await ctx.prices.reset((table) => groups.checkGroupsAgainst(ctx, table));
         return prices();
       });
 

@@ -49,8 +49,12 @@ export class PriceTable {
     return this.applied ? 'database' : 'file';
   }
 
-  /** Validates a whole new table (every served model must keep a price) and makes it current everywhere. */
-  async save(value: unknown): Promise<PricingFile> {
+  /**
+   * Validates a whole new table (every served model must keep a price) and makes it current
+   * everywhere. `vet` sees it first and may refuse it (the groups whose multiplier it would take past
+   * the price maxima).
+   */
+  async save(value: unknown, vet: (table: PricingFile) => Promise<void> = async () => {}): Promise<PricingFile> {
     let table: PricingFile;
     try {
       table = parsePricing(value, 'prices');
@@ -60,13 +64,15 @@ export class PriceTable {
       if (err instanceof PricingError) throw badRequest(err.message.replace('PRICING_FILE', 'prices'));
       throw err;
     }
+    await vet(table);
     await setMeta(this.db, META_NAME, JSON.stringify(table));
     await this.sync();
     return table;
   }
 
-  /** Back to PRICING_FILE. */
-  async reset(): Promise<PricingFile> {
+  /** Back to PRICING_FILE, once `vet` takes its table. */
+  async reset(vet: (table: PricingFile) => Promise<void> = async () => {}): Promise<PricingFile> {
+    await vet(readPricingFile(this.fileName));
     await deleteMeta(this.db, META_NAME);
     await this.sync();
     return this.pricing.table();

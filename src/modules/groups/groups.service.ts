@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { allModelIds, resolveModel } from '../../core/catalog/models.ts';
 import type { ModelPrice } from '../billing/price-schema.ts';
-import { parsePricing, PricingError } from '../billing/pricing.ts';
+import { parsePricing, PricingError, type PricingFile } from '../billing/pricing.ts';
 import { priceProblem } from '../billing/price-rules.ts';
 import { getUser, setUserForKeys } from '../accounts/accounts.repo.ts';
 import { DEFAULT_GROUP, scalePrice } from './group-prices.ts';
@@ -61,6 +61,21 @@ function checkedPrices(ctx: Ctx, prices: Record<string, unknown>, multiplier: nu
     if (problem) throw badRequest(`multiplier: ${multiplier} times the base prices: ${problem}`);
   }
   return overrides;
+}
+
+/**
+ * A new base price table, refused when a group's multiplier would take one of its prices past the
+ * maxima (as that group's own save would have been): the groups are checked against the table
+ * they will scale, not only the one in force when they were saved.
+ */
+export async function checkGroupsAgainst(ctx: Ctx, table: PricingFile): Promise<void> {
+  for (const group of await listGroups(ctx.db)) {
+    for (const [model, base] of Object.entries(table.models)) {
+      if (group.prices[model] || priceProblem('', model, base)) continue;
+      const problem = priceProblem(model, model, scalePrice(base, group.multiplier));
+      if (problem) throw badRequest(`group ${group.name}: its multiplier ${group.multiplier} times these prices: ${problem}`);
+    }
+  }
 }
 
 export async function saveGroup(ctx: Ctx, input: GroupInput) {
