@@ -189,6 +189,28 @@ describe(`gemini text [${backendName}]`, () => {
     expect(((await extra.body.json()) as any).error.message).toContain('Unknown name "max_tokens"');
   });
 
+  it("a messages caller's thinking: disabled reaches a Gemini Pro model (which always thinks) without a zero budget", async () => {
+    const account = await seedAccount(t.ctx, 1);
+    const channel = (await t.app.inject({ method: 'GET', url: '/admin/channels', headers: adminHeaders })).json().data.find((c: any) => c.name === 'gemini-text');
+    const patch = (mapping: Record<string, string>) => t.app.inject({ method: 'PATCH', url: `/admin/channels/${channel.id}`, headers: adminHeaders, payload: { model_mapping: mapping } });
+    geminiFake.models.push('gemini-2.5-pro');
+    await patch({ 'textgen-2.5-pro': 'gemini-2.5-pro' });
+    t.ctx.channels.invalidate();
+    try {
+      const sdk = new Anthropic({ apiKey: account.key, baseURL: base, maxRetries: 0 });
+      const message = await sdk.messages.create({ model: 'textgen-2.5-pro', max_tokens: 30, thinking: { type: 'disabled' }, messages: [{ role: 'user', content: 'summarize' }] });
+      expect(message.content.find((b) => b.type === 'text')).toMatchObject({ text: 'echo: summarize' });
+      expect(geminiFake.requests.at(-1)!.body.generationConfig ?? {}).not.toHaveProperty('thinkingConfig');
+      // The fake refuses a zero budget on a Pro model, as the API does: a Gemini caller's own is its to make.
+      const refused = await thrown(() => new GoogleGenAI({ apiKey: geminiFake.key, httpOptions: { baseUrl: geminiFake.url } }).models.generateContent({ model: 'gemini-2.5-pro', contents: 'x', config: { thinkingConfig: { thinkingBudget: 0 } } }));
+      expect(refused).toBeInstanceOf(GeminiApiError);
+      expect(refused.message).toContain('only works in thinking mode');
+    } finally {
+      await patch({ 'textgen-2.5-pro': 'gemini-fake-flash' });
+      t.ctx.channels.invalidate();
+    }
+  });
+
   it('the adapter: x-goog-api-key, bare answers, every field; usage billed from the fake (thoughts as output); streams; countTokens is the fake\'s', async () => {
     const account = await seedAccount(t.ctx, 1);
     const ai = new GoogleGenAI({ apiKey: account.key, httpOptions: { baseUrl: `${base}/gemini`, retryOptions: { attempts: 1 } } });

@@ -71,6 +71,8 @@ export async function startFakeGeminiText(key = 'fake-gemini-text-key', models =
       return { stream: false, json: { totalTokens: fake.countAnswer, promptTokensDetails: [{ modality: 'TEXT', tokenCount: fake.countAnswer }] } };
     }
     const text = `echo: ${checkGenerate(body)}`;
+    // The Pro models always think: a zero budget is refused (Flash and Flash-Lite take it).
+    if (/-pro\b/.test(model) && body.generationConfig?.thinkingConfig?.thinkingBudget === 0) throw bad('Budget 0 is invalid. This model only works in thinking mode.');
     const parts = answerParts(fake.script?.(body) ?? [{ type: 'text', text }], body.generationConfig?.thinkingConfig?.includeThoughts === true);
     if (match[2] === 'streamGenerateContent' && url.searchParams.get('alt') !== 'sse') return { stream: false, json: [answer(parts, fake)] };
     return match[2] === 'streamGenerateContent' ? { stream: true, parts } : { stream: false, json: answer(parts, fake) };
