@@ -1,4 +1,5 @@
 import type { WireFormat } from '../core/text/index.ts';
+import { dataOf, parseData } from './sse-blocks.ts';
 
 // A same-format stream names the model as the caller did, as its whole answer does (wire-text.ts)
 // and a forwarded messages stream's message_start does: the name the channel maps it to, or the
@@ -29,15 +30,6 @@ function valueAt(block: Buffer, at: number): [number, number] | undefined {
   return [i + 1, end];
 }
 
-/** Whether any `"model": "..."` in the block names another model than `name` (found without decoding it). */
-function namesOther(block: Buffer, name: Buffer): boolean {
-  for (let at = block.indexOf(KEY); at >= 0; at = block.indexOf(KEY, at + KEY.length)) {
-    const value = valueAt(block, at);
-    if (value && !block.subarray(value[0], value[1]).equals(name)) return true;
-  }
-  return false;
-}
-
 /** Chat chunks: every `"model": "..."` value that is not the caller's name becomes it. */
 function renameChat(block: Buffer, name: Buffer): Buffer {
   const parts: Buffer[] = [];
@@ -58,39 +50,24 @@ function renameChat(block: Buffer, name: Buffer): Buffer {
 
 /** A Responses event's data with `response.model` set to `model`; undefined when it has none to change. */
 function renamedData(event: string, model: string): string | undefined {
-  const lines = event.split(/\r?\n/);
-  const data = lines.filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart()).join('\n');
-  let parsed: { response?: { model?: unknown } };
-  try {
-    parsed = JSON.parse(data);
-  } catch {
-    return undefined;
-  }
+  const parsed = parseData(dataOf(event)) as { response?: { model?: unknown } } | undefined;
   const response = parsed?.response;
   if (!response || typeof response !== 'object' || typeof response.model !== 'string' || response.model === model) return undefined;
   response.model = model;
   const eol = event.includes('\r\n') ? '\r\n' : '\n';
-  const kept = lines.filter((line) => line !== '' && !line.startsWith('data:'));
+  const kept = event.split(/\r?\n/).filter((line) => line !== '' && !line.startsWith('data:'));
   return [...kept, `data: ${JSON.stringify(parsed)}`].join(eol);
 }
 
-const FIRST_MODEL = /"model"\s*:\s*"((?:[^"\\]|\\.)*)"/;
-
-/**
- * Responses events: those that name another model than the caller's are decoded, and
- * `response.model` set. A block whose every model is the caller's is not decoded at all, nor an
- * event whose first model is (a Response names its model before its tools and output): an
- * upstream that answers with the name it was sent costs a byte search per block.
- */
-function renameResponses(block: Buffer, model: string, name: string, nameBytes: Buffer): Buffer {
-  if (!namesOther(block, nameBytes)) return block;
+/** Responses events: those that hold `"model"` are decoded, and `response.model` set. */
+function renameResponses(block: Buffer, model: string): Buffer {
+  if (!block.includes(KEY)) return block;
   const text = block.toString('utf8');
   // Events and the blank lines between them, in order (LF or CRLF).
   const pieces = text.split(/(\r?\n\r?\n)/);
   let changed = false;
   for (let i = 0; i < pieces.length; i += 2) {
-    const first = FIRST_MODEL.exec(pieces[i]!);
-    if (!first || first[1] === name) continue;
+    if (!pieces[i]!.includes('"model"')) continue;
     const renamed = renamedData(pieces[i]!, model);
     if (renamed !== undefined) [pieces[i], changed] = [renamed, true];
   }
@@ -105,9 +82,8 @@ function renameResponses(block: Buffer, model: string, name: string, nameBytes: 
 export function modelRenamer(format: Exclude<WireFormat, 'messages'>, model: string): (block: Buffer) => Buffer {
   if (format === 'gemini') return (block) => block;
   // As it stands between the quotes of a JSON string.
-  const name = JSON.stringify(model).slice(1, -1);
-  const bytes = Buffer.from(name);
-  const rename = format === 'chat' ? (block: Buffer) => renameChat(block, bytes) : (block: Buffer) => renameResponses(block, model, name, bytes);
+  const bytes = Buffer.from(JSON.stringify(model).slice(1, -1));
+  const rename = format === 'chat' ? (block: Buffer) => renameChat(block, bytes) : (block: Buffer) => renameResponses(block, model);
   let named: 'not yet' | 'as the caller' | 'otherwise' = 'not yet';
   return (block) => {
     if (named === 'as the caller') return block;
