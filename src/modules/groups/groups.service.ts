@@ -55,12 +55,19 @@ function checkedPrices(ctx: Ctx, prices: Record<string, unknown>, multiplier: nu
     const problem = priceProblem(`prices/${model}`, model, price);
     if (problem) throw badRequest(problem);
   }
-  for (const [model, base] of Object.entries(ctx.pricing.table().models)) {
+  const problem = scaledProblem(ctx.pricing.table(), overrides, multiplier);
+  if (problem) throw badRequest(`multiplier: ${multiplier} times the base prices: ${problem}`);
+  return overrides;
+}
+
+/** The first base price the multiplier takes past the maxima, among the models the group does not override. */
+function scaledProblem(table: PricingFile, overrides: Record<string, ModelPrice>, multiplier: number): string | undefined {
+  for (const [model, base] of Object.entries(table.models)) {
     if (overrides[model] || priceProblem('', model, base)) continue;
     const problem = priceProblem(model, model, scalePrice(base, multiplier));
-    if (problem) throw badRequest(`multiplier: ${multiplier} times the base prices: ${problem}`);
+    if (problem) return problem;
   }
-  return overrides;
+  return undefined;
 }
 
 /**
@@ -70,11 +77,8 @@ function checkedPrices(ctx: Ctx, prices: Record<string, unknown>, multiplier: nu
  */
 export async function checkGroupsAgainst(ctx: Ctx, table: PricingFile): Promise<void> {
   for (const group of await listGroups(ctx.db)) {
-    for (const [model, base] of Object.entries(table.models)) {
-      if (group.prices[model] || priceProblem('', model, base)) continue;
-      const problem = priceProblem(model, model, scalePrice(base, group.multiplier));
-      if (problem) throw badRequest(`group ${group.name}: its multiplier ${group.multiplier} times these prices: ${problem}`);
-    }
+    const problem = scaledProblem(table, group.prices, group.multiplier);
+    if (problem) throw badRequest(`group ${group.name}: its multiplier ${group.multiplier} times these prices: ${problem}`);
   }
 }
 
