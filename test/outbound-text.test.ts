@@ -62,6 +62,23 @@ async function usageRows(userId: string, count: number) {
 }
 const costOf = (model: string, input: number, output: number) => t.ctx.pricing.tokenUnits(model, input, output);
 
+/** Runs `body` with the named channel mapping `ours` to `theirs` (a model the fake then serves), and restores its mapping after. */
+async function mappedTo(channelName: string, fake: { models: string[] }, ours: string, theirs: string, body: () => Promise<void>) {
+  const channel = (await t.app.inject({ method: 'GET', url: '/admin/channels', headers: adminHeaders })).json().data.find((c: any) => c.name === channelName);
+  const patch = async (mapping: Record<string, string>) => {
+    await t.app.inject({ method: 'PATCH', url: `/admin/channels/${channel.id}`, headers: adminHeaders, payload: { model_mapping: mapping } });
+    t.ctx.channels.invalidate();
+  };
+  const before = channel.model_mapping as Record<string, string>;
+  fake.models.push(theirs);
+  await patch({ ...before, [ours]: theirs });
+  try {
+    await body();
+  } finally {
+    await patch(before);
+  }
+}
+
 describe(`openai text [${backendName}]`, () => {
   it('the fake: the openai SDK creates and streams; no key is 401, an unknown field 400, an unknown model 404', async () => {
     const sdk = new OpenAI({ apiKey: openaiFake.key, baseURL: `${openaiFake.url}/v1`, maxRetries: 0 });
@@ -119,12 +136,7 @@ describe(`openai text [${backendName}]`, () => {
 
   it("a messages caller's thinking: disabled (Claude Code's side calls) reaches a model that takes no reasoning effort as none at all", async () => {
     const account = await seedAccount(t.ctx, 1);
-    const channel = (await t.app.inject({ method: 'GET', url: '/admin/channels', headers: adminHeaders })).json().data.find((c: any) => c.name === 'openai-text');
-    const patch = (mapping: Record<string, string>) => t.app.inject({ method: 'PATCH', url: `/admin/channels/${channel.id}`, headers: adminHeaders, payload: { model_mapping: mapping } });
-    openaiFake.models.push('gpt-4.1');
-    await patch({ 'chatgen-4-sonnet': 'gpt-4.1' });
-    t.ctx.channels.invalidate();
-    try {
+    await mappedTo('openai-text', openaiFake, 'chatgen-4-sonnet', 'gpt-4.1', async () => {
       const sdk = new Anthropic({ apiKey: account.key, baseURL: base, maxRetries: 0 });
       const message = await sdk.messages.create({ model: 'chatgen-4-sonnet', max_tokens: 30, thinking: { type: 'disabled' }, messages: [{ role: 'user', content: 'classify this' }] });
       expect(message.content[0]).toMatchObject({ text: 'echo: classify this' });
@@ -136,10 +148,7 @@ describe(`openai text [${backendName}]`, () => {
       const refused = await thrown(() => client.chat.completions.create({ model: 'chatgen-4-sonnet', reasoning_effort: 'none', messages: [{ role: 'user', content: 'x' }] }));
       expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
       expect(refused.message).toContain('reasoning_effort');
-    } finally {
-      await patch({ 'chatgen-4-sonnet': 'gpt-fake-mini' });
-      t.ctx.channels.invalidate();
-    }
+    });
   });
 
   it('tools and response_format pass through, tool calls come back (whole and streamed)', async () => {
@@ -191,12 +200,7 @@ describe(`gemini text [${backendName}]`, () => {
 
   it("a messages caller's thinking: disabled reaches a Gemini Pro model (which always thinks) without a zero budget", async () => {
     const account = await seedAccount(t.ctx, 1);
-    const channel = (await t.app.inject({ method: 'GET', url: '/admin/channels', headers: adminHeaders })).json().data.find((c: any) => c.name === 'gemini-text');
-    const patch = (mapping: Record<string, string>) => t.app.inject({ method: 'PATCH', url: `/admin/channels/${channel.id}`, headers: adminHeaders, payload: { model_mapping: mapping } });
-    geminiFake.models.push('gemini-2.5-pro');
-    await patch({ 'textgen-2.5-pro': 'gemini-2.5-pro' });
-    t.ctx.channels.invalidate();
-    try {
+    await mappedTo('gemini-text', geminiFake, 'textgen-2.5-pro', 'gemini-2.5-pro', async () => {
       const sdk = new Anthropic({ apiKey: account.key, baseURL: base, maxRetries: 0 });
       const message = await sdk.messages.create({ model: 'textgen-2.5-pro', max_tokens: 30, thinking: { type: 'disabled' }, messages: [{ role: 'user', content: 'summarize' }] });
       expect(message.content.find((b) => b.type === 'text')).toMatchObject({ text: 'echo: summarize' });
@@ -205,10 +209,7 @@ describe(`gemini text [${backendName}]`, () => {
       const refused = await thrown(() => new GoogleGenAI({ apiKey: geminiFake.key, httpOptions: { baseUrl: geminiFake.url } }).models.generateContent({ model: 'gemini-2.5-pro', contents: 'x', config: { thinkingConfig: { thinkingBudget: 0 } } }));
       expect(refused).toBeInstanceOf(GeminiApiError);
       expect(refused.message).toContain('only works in thinking mode');
-    } finally {
-      await patch({ 'textgen-2.5-pro': 'gemini-fake-flash' });
-      t.ctx.channels.invalidate();
-    }
+    });
   });
 
   it('the adapter: x-goog-api-key, bare answers, every field; usage billed from the fake (thoughts as output); streams; countTokens is the fake\'s', async () => {
