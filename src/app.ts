@@ -136,7 +136,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // A bad percent-encoding or an over-long path parameter is refused before routing, so neither the
     // error handler nor our onRequest hook sees it: without this Fastify answers in its own body.
     frameworkErrors: (error, request, reply) => {
-      reply.headers(CORS_HEADERS).header('x-request-id', request.id);
+      if (request.headers.origin !== undefined) reply.headers(CORS_HEADERS);
+      reply.header('x-request-id', request.id);
       handleError(error, request, reply);
     },
     clientErrorHandler,
@@ -156,7 +157,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   addRequestSpans(app);
   // Callback-style hooks: on every request, so no promise allocation for work that is synchronous.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(CORS_HEADERS);
+    // Only a browser reads CORS headers, and it always names its origin on a cross-origin call.
+    if (request.headers.origin !== undefined) reply.headers(CORS_HEADERS);
     reply.header('x-request-id', request.id);
     if (closing) {
       reply.header('connection', 'close');

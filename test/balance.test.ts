@@ -164,6 +164,13 @@ describe('CORS on the balance routes', () => {
       const res = await get(path, { ...account.auth, origin: 'https://app.example' });
       expect(res.statusCode).toBe(200);
       expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(String(res.headers['access-control-expose-headers'])).toContain('x-request-id');
+      // A caller that is not a browser (no Origin) is not sent the CORS headers; its answer is the same.
+      const server = await get(path, account.auth);
+      expect(server.statusCode).toBe(200);
+      expect(server.json()).toEqual(res.json());
+      expect(server.headers['access-control-allow-origin']).toBeUndefined();
+      expect(server.headers['x-request-id']).toBeDefined();
     });
   }
 });

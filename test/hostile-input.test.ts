@@ -45,7 +45,7 @@ describe(`hostile input [${backendName}]`, () => {
   });
 
   it('a URL Fastify cannot decode, or an over-long path parameter: 4xx in our envelope with x-request-id', async () => {
-    const bad = await t.app.inject({ method: 'GET', url: '/v1/tasks/%zz', headers: { 'x-request-id': 'req-bad-url' } });
+    const bad = await t.app.inject({ method: 'GET', url: '/v1/tasks/%zz', headers: { 'x-request-id': 'req-bad-url', origin: 'https://app.example' } });
     expectStandard(bad, 400, 'invalid_request_error');
     expect(bad.headers['x-request-id']).toBe('req-bad-url');
     expect(bad.headers['access-control-allow-origin']).toBe('*');
