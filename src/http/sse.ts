@@ -93,7 +93,7 @@ export function logStreamEnd(request: FastifyRequest, err: unknown): void {
 /** A signal for a non-streamed call: aborts when the client closes the connection early. */
 export function clientGone(reply: FastifyReply): RequestSignal {
   const signal = new RequestSignal();
-  reply.raw.once('close', () => {
+  reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) signal.abort(new ClientGone());
   });
   return signal;

@@ -31,9 +31,10 @@ export function registerCallLog(app: Pick<FastifyInstance, 'addHook'>, log: Call
       let closed = { status: 0, finished: false, latency: 0 };
       request.callEntry = entry;
       // 'finish': the whole response was handed to the socket; a 'close' without it is a caller gone.
+      // Each fires once per response: `on`, not `once` (whose wrapper and removal cost every call).
       let finished = false;
-      reply.raw.once('finish', () => (finished = true));
-      reply.raw.once('close', () => {
+      reply.raw.on('finish', () => (finished = true));
+      reply.raw.on('close', () => {
         closed = { status: reply.raw.statusCode, finished, latency: entry.elapsed() };
         entry.end();
       });
