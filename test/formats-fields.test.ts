@@ -127,6 +127,40 @@ describe('thinking and reasoning settings', () => {
     expect(forced).toMatchObject({ thinking: { type: 'disabled' }, output_config: { effort: 'low' }, temperature: 0.2, tool_choice: { type: 'any' } });
   });
 
+  it('thinking goes in the shape the target Claude model takes: a budget before 4.6, adaptive from 4.7, as asked on 4.6 and on ids we cannot read', () => {
+    const encode = (from: WireFormat, body: unknown, target: string): J => FORMATS.messages.encodeRequest(FORMATS[from].decodeRequest(body, 'm'), target);
+    const effort = chat({ reasoning_effort: 'high', max_completion_tokens: 1000 });
+    const budget = { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 1000, thinkingConfig: { thinkingBudget: 8000 } } };
+    const adaptive = { type: 'adaptive' };
+    const enabled = (n: number) => ({ type: 'enabled', budget_tokens: n });
+    // target model: [what an effort of `high` becomes, what a budget of 8,000 becomes]
+    const table: Array<[string, [J, J | undefined, number], [J, J | undefined, number]]> = [
+      ['claude-3-7-sonnet-20250219', [enabled(24576), undefined, 25576], [enabled(8000), undefined, 9000]],
+      ['claude-sonnet-4-20250514', [enabled(24576), undefined, 25576], [enabled(8000), undefined, 9000]],
+      ['claude-sonnet-4-5-20250929', [enabled(24576), undefined, 25576], [enabled(8000), undefined, 9000]],
+      ['claude-haiku-4-5', [enabled(24576), undefined, 25576], [enabled(8000), undefined, 9000]],
+      ['anthropic.claude-opus-4-5-20251101-v1:0', [enabled(24576), undefined, 25576], [enabled(8000), undefined, 9000]],
+      ['claude-opus-4-6', [adaptive, { effort: 'high' }, 1000], [enabled(8000), undefined, 9000]],
+      ['claude-sonnet-4-6', [adaptive, { effort: 'high' }, 1000], [enabled(8000), undefined, 9000]],
+      ['claude-opus-4-7', [adaptive, { effort: 'high' }, 1000], [adaptive, { effort: 'medium' }, 1000]],
+      ['claude-sonnet-5', [adaptive, { effort: 'high' }, 1000], [adaptive, { effort: 'medium' }, 1000]],
+      ['claude-opus-4-8@20260101', [adaptive, { effort: 'high' }, 1000], [adaptive, { effort: 'medium' }, 1000]],
+      ['my-finetune', [adaptive, { effort: 'high' }, 1000], [enabled(8000), undefined, 9000]],
+    ];
+    for (const [model, fromEffort, fromBudget] of table) {
+      for (const [body, from, [thinking, output, maxTokens]] of [[effort, 'chat', fromEffort], [budget, 'gemini', fromBudget]] as const) {
+        const b = encode(from, body, model);
+        expect([model, from, b.thinking, b.output_config, b.max_tokens]).toEqual([model, from, thinking, output, maxTokens]);
+      }
+    }
+    // A forced tool call turns thinking off; the effort stays only where the model takes one.
+    const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }];
+    const forced = chat({ reasoning_effort: 'low', tools, tool_choice: 'required' });
+    expect(encode('chat', forced, 'claude-sonnet-4-5')).toMatchObject({ thinking: { type: 'disabled' } });
+    expect(encode('chat', forced, 'claude-sonnet-4-5')).not.toHaveProperty('output_config');
+    expect(encode('chat', forced, 'claude-opus-4-7')).toMatchObject({ thinking: { type: 'disabled' }, output_config: { effort: 'low' } });
+  });
+
   it("a tool round trip whose turn has no thinking Anthropic signed goes without thinking; one that has it keeps it", () => {
     const tools = [{ type: 'function', function: { name: 'w', parameters: { type: 'object' } } }];
     const call = { id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } };

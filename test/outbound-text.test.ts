@@ -317,4 +317,28 @@ describe(`messages text [${backendName}]`, () => {
     expect(tools).toBeInstanceOf(OpenAI.BadRequestError);
     expect(tools.message).toContain('response_format');
   });
+
+  it("a Codex or Gemini caller's thinking reaches each Claude model in the shape it takes (a budget before 4.6, adaptive from 4.7)", async () => {
+    // The fake refuses what each real model refuses; the messages SDK shows it.
+    messagesFake.models.push('claude-sonnet-4-5-20250929', 'claude-opus-4-7');
+    const vendor = new Anthropic({ apiKey: messagesFake.key, baseURL: messagesFake.url, maxRetries: 0 });
+    const old = await thrown(() => vendor.messages.create({ model: 'claude-sonnet-4-5-20250929', max_tokens: 20, thinking: { type: 'adaptive' }, messages: [{ role: 'user', content: 'x' }] } as any));
+    expect(old).toBeInstanceOf(Anthropic.BadRequestError);
+    const budget = await thrown(() => vendor.messages.create({ model: 'claude-opus-4-7', max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'x' }] }));
+    expect(budget.error.error.message).toContain('"thinking.type.enabled" is not supported for this model');
+    const account = await seedAccount(t.ctx, 1);
+    const codex = new OpenAI({ apiKey: account.key, baseURL: `${base}/v1`, maxRetries: 0 });
+    await mappedTo('messages-text', messagesFake, 'chatgen-4-haiku', 'claude-sonnet-4-5-20250929', async () => {
+      const answer = await codex.responses.create({ model: 'chatgen-4-haiku', input: 'plan it', reasoning: { effort: 'high' }, max_output_tokens: 1000 });
+      expect(answer.output_text).toBe('echo: plan it');
+      expect(messagesFake.requests.at(-1)!.body).toMatchObject({ model: 'claude-sonnet-4-5-20250929', thinking: { type: 'enabled', budget_tokens: 24576 }, max_tokens: 25576 });
+      expect(messagesFake.requests.at(-1)!.body).not.toHaveProperty('output_config');
+    });
+    await mappedTo('messages-text', messagesFake, 'chatgen-4-haiku', 'claude-opus-4-7', async () => {
+      const gemini = new GoogleGenAI({ apiKey: account.key, httpOptions: { baseUrl: `${base}/gemini` } });
+      const answer = await gemini.models.generateContent({ model: 'chatgen-4-haiku', contents: 'plan it', config: { maxOutputTokens: 1000, thinkingConfig: { thinkingBudget: 8000 } } });
+      expect(answer.text).toBe('echo: plan it');
+      expect(messagesFake.requests.at(-1)!.body).toMatchObject({ model: 'claude-opus-4-7', thinking: { type: 'adaptive' }, output_config: { effort: 'medium' }, max_tokens: 1000 });
+    });
+  });
 });

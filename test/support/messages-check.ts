@@ -93,7 +93,25 @@ function tools(body: any, seen: { count: number }) {
   return names;
 }
 
+// What each real model takes of thinking (Anthropic's adaptive-thinking and effort pages; the
+// refusal of a budget is the API's own message, the other two are worded here). Models not listed
+// (the fakes' own names) take everything.
+const BUDGET_ONLY = ['claude-3-', 'claude-sonnet-4-20250514', 'claude-opus-4-20250514', 'claude-opus-4-1', 'claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-5'];
+const ADAPTIVE_ONLY = ['claude-opus-4-7', 'claude-opus-4-8', 'claude-opus-5', 'claude-sonnet-5'];
+/** Effort came with Opus 4.5: the budget-only models before it refuse output_config.effort. */
+const TAKES_EFFORT = ['claude-opus-4-5'];
+const listed = (list: string[], model: string) => list.some((id) => model.startsWith(id));
+
+function modelThinking(body: any) {
+  const model = String(body.model);
+  const type = body.thinking?.type;
+  if (type === 'adaptive' && listed(BUDGET_ONLY, model)) throw invalid(`adaptive thinking is not supported on ${model}; use thinking.type.enabled with budget_tokens`);
+  if (type === 'enabled' && listed(ADAPTIVE_ONLY, model)) throw invalid('"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.');
+  if (body.output_config?.effort != null && listed(BUDGET_ONLY, model) && !listed(TAKES_EFFORT, model)) throw invalid(`output_config.effort: effort is not supported on ${model}`);
+}
+
 function settings(body: any, toolNames: Set<string>) {
+  modelThinking(body);
   const choice = body.tool_choice;
   if (choice !== undefined) {
     if (!isObject(choice) || !['auto', 'any', 'tool', 'none'].includes(choice.type)) throw invalid(`tool_choice: Input tag '${choice?.type}' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'`);

@@ -1,8 +1,9 @@
 // The neutral request into a messages API body (Anthropic).
 import {
-  argumentsObject, budgetForEffort, splitLeadingSystem, UntranslatableField, wrapOpaque,
+  argumentsObject, splitLeadingSystem, UntranslatableField, wrapOpaque,
   type ContentPart, type Json, type MediaSource, type TextRequest,
 } from '../../core/text/index.ts';
+import { thinkingFor } from './thinking.ts';
 
 /** Anthropic requires an output ceiling; a caller of a format without one gets this. */
 export const DEFAULT_MAX_TOKENS = 8192;
@@ -76,29 +77,6 @@ const continuesUnsignedTurn = (messages: Json[]): boolean => {
   return type !== 'thinking' && type !== 'redacted_thinking';
 };
 
-/**
- * Anthropic refuses thinking together with a forced tool call, and in a tool-using turn that did not start
- * with its signed thinking: the call and the turn are what the caller's answer must contain, so thinking
- * is turned off (the effort still guides the answer).
- */
-const thinking = (req: TextRequest, maxTokens: number, unsignedTurn: boolean): { thinking?: Json; output_config?: Json; max_tokens: number } => {
-  const t = req.thinking;
-  if (!t) return { max_tokens: maxTokens };
-  const forced = req.toolChoice?.type === 'required' || req.toolChoice?.type === 'tool' || unsignedTurn;
-  if (forced && t.mode !== 'disabled') {
-    const effort = t.effort === 'minimal' ? 'low' : t.effort === 'none' ? undefined : t.effort;
-    return { thinking: { type: 'disabled' }, ...(effort ? { output_config: { effort } } : {}), max_tokens: maxTokens };
-  }
-  if (t.mode === 'disabled' || t.effort === 'none' || t.budgetTokens === 0) return { thinking: { type: 'disabled' }, max_tokens: maxTokens };
-  if (t.mode === 'adaptive') {
-    const effort = t.effort === 'minimal' ? 'low' : t.effort;
-    return { thinking: { type: 'adaptive' }, ...(effort ? { output_config: { effort } } : {}), max_tokens: maxTokens };
-  }
-  const budget = Math.max(1024, t.budgetTokens ?? budgetForEffort(t.effort ?? 'medium'));
-  // Anthropic counts thinking inside max_tokens and wants room left for the answer.
-  return { thinking: { type: 'enabled', budget_tokens: budget }, max_tokens: budget >= maxTokens ? budget + maxTokens : maxTokens };
-};
-
 export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
   const { system, rest } = splitLeadingSystem(req.messages);
   const systemBlocks = system.flatMap((m, i) => m.content.flatMap((p, j) => encodeBlock(p, `messages[${i}].content[${j}]`)));
@@ -111,7 +89,7 @@ export const encodeRequest = (req: TextRequest, targetModel: string): Json => {
     return { role, content };
   }).filter((m) => m.content.length > 0);
   const plainSystem = systemBlocks.length === 1 && systemBlocks[0].cache_control === undefined;
-  const t = thinking(req, req.maxOutputTokens ?? DEFAULT_MAX_TOKENS, continuesUnsignedTurn(messages));
+  const t = thinkingFor(req, req.maxOutputTokens ?? DEFAULT_MAX_TOKENS, continuesUnsignedTurn(messages), targetModel);
   const thinkingOn = t.thinking !== undefined && t.thinking.type !== 'disabled';
   const choice = req.toolChoice;
   const noParallel = req.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {};
