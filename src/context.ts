@@ -18,7 +18,7 @@ import { RenderCache } from './blobs/render-cache.ts';
 import { renderSpec } from './providers/simulator/render.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import { createBlobStore } from './blobs/create-store.ts';
-import { loadPricing, type Pricing } from './modules/billing/pricing.ts';
+import { loadPricing, PricingError, type Pricing } from './modules/billing/pricing.ts';
 import { GroupBook } from './modules/groups/group-book.ts';
 import { PriceTable } from './modules/billing/price-table.ts';
 import { ChannelRouter } from './modules/channels/channel-router.ts';
@@ -159,5 +159,13 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
       await store.close?.();
     },
   };
+  // The file is the operator's to correct; a table set through the API (checked against the groups
+  // when it was saved) is corrected through the API, so it must not keep the gateway from starting.
+  const pastMaxima = groups.pastMaxima();
+  if (pastMaxima && prices.source() === 'file') {
+    await ctx.close();
+    throw new PricingError(`PRICING_FILE ${config.pricingFile ?? 'config/pricing.json'}: ${pastMaxima}`);
+  }
+  if (pastMaxima) logger.warn(`prices in force: ${pastMaxima}`);
   return ctx;
 }

@@ -101,6 +101,16 @@ describe(`price rules [${backendName}]`, () => {
       expect((await t.app.inject({ method: 'GET', url: '/admin/prices', headers: adminHeaders })).json().models['chatgen-4-haiku']).toEqual(shipped.models['chatgen-4-haiku']);
       // Under the maxima after the multiplier it is taken.
       expect((await put({ 'chatgen-4-haiku': { per_token: { input_per_million: 900, output_per_million: 900 } } })).statusCode).toBe(200);
+      // A PRICING_FILE raised since the group was saved keeps a gateway on this database from starting.
+      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gw-prices-')), 'pricing.json');
+      const raised = { models: { ...shipped.models, 'chatgen-4-haiku': { per_token: { input_per_million: 1500, output_per_million: 1500 } } } };
+      fs.writeFileSync(file, JSON.stringify(raised));
+      await t.app.inject({ method: 'DELETE', url: '/admin/prices', headers: adminHeaders });
+      await expect(createTestApp({ WORKERS: '0', PRICING_FILE: file }, t.database)).rejects.toThrow(`PRICING_FILE ${file}: group tenfold: its multiplier 10 times these prices: chatgen-4-haiku/per_token`);
+      // Lowered to fit, it starts.
+      fs.writeFileSync(file, JSON.stringify({ models: { ...raised.models, 'chatgen-4-haiku': { per_token: { input_per_million: 900, output_per_million: 900 } } } }));
+      const other = await createTestApp({ WORKERS: '0', PRICING_FILE: file }, t.database);
+      await other.close();
     } finally {
       await t.app.inject({ method: 'DELETE', url: '/admin/prices', headers: adminHeaders });
       await t.ctx.db.deleteFrom('groups').where('name', '=', 'tenfold').execute();

@@ -3,7 +3,7 @@ import type { Database } from '../../db/types.ts';
 import { forbidden } from '../../core/errors.ts';
 import { Pricing } from '../billing/pricing.ts';
 import type { PricingFile } from '../billing/price-schema.ts';
-import { DEFAULT_GROUP, defaultGroup, groupTable, type Group } from './group-prices.ts';
+import { DEFAULT_GROUP, defaultGroup, groupTable, scaledProblem, type Group } from './group-prices.ts';
 import { asGroup, groupOfUser, listGroups } from './groups.repo.ts';
 
 // The groups every quote and settlement prices by (ctx.groups). Each process re-reads the groups
@@ -55,6 +55,18 @@ export class GroupBook {
       known.group.catch(() => this.accounts.delete(userId));
     }
     return this.forGroup(await known.group);
+  }
+
+  /**
+   * A group whose multiplier takes a price of the table in force past the maxima: a PRICING_FILE
+   * raised since the group was saved (a table set through the API was checked against the groups).
+   */
+  pastMaxima(): string | undefined {
+    for (const group of this.groups.values()) {
+      const problem = scaledProblem(this.base.table(), group.prices, group.multiplier);
+      if (problem) return `group ${group.name}: its multiplier ${group.multiplier} times these prices: ${problem}`;
+    }
+    return undefined;
   }
 
   /** The group by name; an unknown one (deleted meanwhile) prices as `default`. */

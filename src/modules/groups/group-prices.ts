@@ -1,4 +1,5 @@
 import type { ModelPrice, PricingFile } from '../billing/price-schema.ts';
+import { priceProblem } from '../billing/price-rules.ts';
 
 // A group's price table, derived from the one in force: a model the group overrides costs the
 // override, any other the base price times the group's multiplier. The prices themselves are scaled
@@ -64,4 +65,14 @@ export function groupTable(base: PricingFile, group: Group): PricingFile {
   for (const [id, price] of Object.entries(base.models)) models[id] = group.prices[id] ?? scalePrice(price, group.multiplier);
   for (const [id, price] of Object.entries(group.prices)) models[id] ??= price;
   return { models };
+}
+
+/** The first base price the multiplier takes past the maxima, among the models the group does not override. */
+export function scaledProblem(table: PricingFile, overrides: Record<string, ModelPrice>, multiplier: number): string | undefined {
+  for (const [model, base] of Object.entries(table.models)) {
+    if (overrides[model] || priceProblem('', model, base)) continue;
+    const problem = priceProblem(model, model, scalePrice(base, multiplier));
+    if (problem) return problem;
+  }
+  return undefined;
 }

@@ -5,7 +5,7 @@ import type { ModelPrice } from '../billing/price-schema.ts';
 import { parsePricing, PricingError, type PricingFile } from '../billing/pricing.ts';
 import { priceProblem } from '../billing/price-rules.ts';
 import { getUser, setUserForKeys } from '../accounts/accounts.repo.ts';
-import { DEFAULT_GROUP, scalePrice } from './group-prices.ts';
+import { DEFAULT_GROUP, scaledProblem } from './group-prices.ts';
 import { groupExists, listGroups, putGroup, type GroupRow } from './groups.repo.ts';
 
 // The operator's side of groups: define one (create or replace by name), list them, move an account.
@@ -58,16 +58,6 @@ function checkedPrices(ctx: Ctx, prices: Record<string, unknown>, multiplier: nu
   const problem = scaledProblem(ctx.pricing.table(), overrides, multiplier);
   if (problem) throw badRequest(`multiplier: ${multiplier} times the base prices: ${problem}`);
   return overrides;
-}
-
-/** The first base price the multiplier takes past the maxima, among the models the group does not override. */
-function scaledProblem(table: PricingFile, overrides: Record<string, ModelPrice>, multiplier: number): string | undefined {
-  for (const [model, base] of Object.entries(table.models)) {
-    if (overrides[model] || priceProblem('', model, base)) continue;
-    const problem = priceProblem(model, model, scalePrice(base, multiplier));
-    if (problem) return problem;
-  }
-  return undefined;
 }
 
 /**
