@@ -72,9 +72,12 @@ export class PriceTable {
 
   /** Back to PRICING_FILE, once `vet` takes its table. */
   async reset(vet: (table: PricingFile) => Promise<void> = async () => {}): Promise<PricingFile> {
-    await vet(readPricingFile(this.fileName));
+    // Read once: the table vetted is the table applied, even if the file changes meanwhile.
+    const table = readPricingFile(this.fileName);
+    await vet(table);
     await deleteMeta(this.db, META_NAME);
-    await this.sync();
+    this.pricing.replace(table);
+    this.applied = undefined;
     return this.pricing.table();
   }
 }
