@@ -1,9 +1,9 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { AppContext } from '../../context.ts';
 import type { Topup, TopupStatus } from '../../db/types.ts';
 import { serviceUnavailable } from '../../core/errors.ts';
 import { AboveMaximum, takeBack, topUp } from '../billing/ledger.ts';
-import { stripeFor } from './stripe-client.ts';
+import { stripeFor, stripeSdk } from './stripe-client.ts';
 import { shareOf, unitsOf } from './topup-money.ts';
 import { topupsOn } from './topups.service.ts';
 import { getTopup, markPaid, markUnpaid, moveTakenBack, topupOfPayment } from './topups.repo.ts';
@@ -125,9 +125,9 @@ async function chargeRefunded(ctx: Ctx, charge: Stripe.Charge): Promise<Outcome>
  */
 async function topupOfIntent(ctx: Ctx, paymentIntent: string): Promise<string | undefined> {
   try {
-    return (await stripeFor(topupsOn(ctx)).paymentIntents.retrieve(paymentIntent)).metadata?.topup_id;
+    return (await (await stripeFor(topupsOn(ctx))).paymentIntents.retrieve(paymentIntent)).metadata?.topup_id;
   } catch (err) {
-    if (!(err instanceof Stripe.errors.StripeError) || (err.statusCode !== 404 && err.statusCode !== 403)) throw err;
+    if (!(err instanceof (await stripeSdk()).errors.StripeError) || (err.statusCode !== 404 && err.statusCode !== 403)) throw err;
     if (err.statusCode === 403) ctx.logger.warn({ paymentIntent }, 'STRIPE_SECRET_KEY may not read PaymentIntents: a lost dispute that came before its top-up was credited cannot be matched');
     return undefined;
   }

@@ -63,9 +63,10 @@ export function stripeWebhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
       const topups = topupsOn(ctx);
       const signature = request.headers['stripe-signature'];
       if (typeof signature !== 'string' || typeof request.body !== 'string') throw badRequest('A Stripe event needs its body and its Stripe-Signature header');
+      const stripe = await stripeFor(topups);
       let event;
       try {
-        event = stripeFor(topups).webhooks.constructEvent(request.body, signature, topups.stripeWebhookSecret);
+        event = stripe.webhooks.constructEvent(request.body, signature, topups.stripeWebhookSecret);
       } catch {
         throw badRequest('The Stripe-Signature header does not match the body');
       }

@@ -62,7 +62,7 @@ export async function startTopup(ctx: Ctx, userId: string, amount: number) {
   const metadata = { topup_id: id, user_id: userId };
   let session;
   try {
-    session = await stripeFor(topups).checkout.sessions.create({
+    session = await (await stripeFor(topups)).checkout.sessions.create({
       mode: 'payment',
       line_items: [{ quantity: 1, price_data: { currency: topups.currency, unit_amount: price.minor, product_data: { name: `Balance top-up: ${toBalance(price.units, ctx.config)} ${ctx.config.billingUnit === 'usd' ? 'USD' : 'credits'}` } } }],
       client_reference_id: userId,

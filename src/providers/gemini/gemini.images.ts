@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import sharp from 'sharp';
 import { sniffExtension } from '../../lib/content-types.ts';
 import type { ImageParams } from '../../core/task-params.ts';
 import { fetchReferences, type FetchLimits, type ReferenceFile } from '../openai/openai.references.ts';
@@ -75,6 +74,7 @@ async function inFormat(bytes: Buffer, params: ImageParams): Promise<Buffer> {
   const format = params.output_format;
   const compression = params.output_compression;
   if (compression === undefined && (!params.format_asked || sniffExtension(bytes.subarray(0, 12)) === FORMATS[format])) return bytes;
+  const { default: sharp } = await import('sharp');
   return sharp(bytes).toFormat(format, compression === undefined ? {} : { quality: Math.max(1, compression) }).toBuffer();
 }
 

@@ -4,7 +4,6 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import sharp from 'sharp';
 
 // Real media for the simulator: images of the exact size and format, and playable H.264 MP4 videos,
 // deterministic for a given seed. Images come from a tiny seeded gradient scaled up by libvips
@@ -36,6 +35,8 @@ export async function renderImage(spec: ImageSpec): Promise<Buffer> {
     const [a, b] = [colours[i % 4]!, colours[(i >> 2) % 4]!];
     raw.set([(a[0] + b[0]) >> 1, (a[1] + b[1]) >> 1, (a[2] + b[2]) >> 1], i * 3);
   }
+  // Loaded on the first image: a gateway that serves only text (and every CLI command) starts without it.
+  const { default: sharp } = await import('sharp');
   let image = sharp(raw, { raw: { width: 4, height: 4, channels: 3 } }).resize(spec.width, spec.height, {
     fit: 'fill',
     kernel: 'linear',
