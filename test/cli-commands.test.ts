@@ -1,29 +1,30 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName, createTestApp, freshDatabase, seedAccount, type TestDatabase } from './harness.ts';
+import { bundledCli, removeBundledCli, runCli } from './support/cli.ts';
 import { startReceiver, waitUntil } from './support/receiver.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 let database: TestDatabase;
+let cli: string;
 beforeAll(async () => {
   database = await freshDatabase();
+  cli = await bundledCli();
 });
-afterAll(() => database.drop());
+afterAll(async () => {
+  await database.drop();
+  await removeBundledCli();
+});
 
-function gateway(...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/gateway.js', ...args], { cwd: ROOT, env: { ...process.env, ...database.env, LOG_LEVEL: 'silent' } }, (err, stdout, stderr) => {
-      const text = stdout.trim() || stderr.trim();
-      let json: any;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code: err ? Number((err as any).code ?? 1) : 0, json, stderr });
-    });
-  });
+/** A command through the bundle; `npx gateway`'s own entry (bin/gateway.js, the sources through tsx) runs the first. */
+async function gateway(...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
+  const { code, stdout, stderr } = await runCli(args[0] === 'migrate' ? 'bin/gateway.js' : cli, args, database.env);
+  const text = stdout.trim() || stderr.trim();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { code, json, stderr };
 }
 
 describe(`the gateway command prints JSON [${backendName}]`, () => {
