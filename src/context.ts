@@ -110,7 +110,8 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   const pricing = loadPricing(config.pricingFile);
   pricing.assertCovers(allModelIds());
   const prices = new PriceTable(db, pricing, config.pricingFile);
-  if (options.listen !== false) await prices.start();
+  // The command line reads the table in force once, as the groups below; a server keeps re-reading both.
+  await (options.listen !== false ? prices.start() : prices.sync());
   const groups = new GroupBook(db, pricing);
   await (options.listen !== false ? groups.start() : groups.sync());
   const fileSecret = await fileSigningSecret(db, config.fileUrlSecret);

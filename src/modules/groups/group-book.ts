@@ -3,7 +3,7 @@ import type { Database } from '../../db/types.ts';
 import { forbidden } from '../../core/errors.ts';
 import { Pricing } from '../billing/pricing.ts';
 import type { PricingFile } from '../billing/price-schema.ts';
-import { DEFAULT_GROUP, defaultGroup, groupTable, scaledProblem, type Group } from './group-prices.ts';
+import { DEFAULT_GROUP, defaultGroup, groupPastMaxima, groupTable, type Group } from './group-prices.ts';
 import { asGroup, groupOfUser, listGroups } from './groups.repo.ts';
 
 // The groups every quote and settlement prices by (ctx.groups). Each process re-reads the groups
@@ -63,8 +63,8 @@ export class GroupBook {
    */
   pastMaxima(): string | undefined {
     for (const group of this.groups.values()) {
-      const problem = scaledProblem(this.base.table(), group.prices, group.multiplier);
-      if (problem) return `group ${group.name}: its multiplier ${group.multiplier} times these prices: ${problem}`;
+      const problem = groupPastMaxima(this.base.table(), group);
+      if (problem) return problem;
     }
     return undefined;
   }

@@ -67,6 +67,12 @@ export function groupTable(base: PricingFile, group: Group): PricingFile {
   return { models };
 }
 
+/** Why `table` does not fit `group` (its multiplier takes a base price past the maxima), or undefined. */
+export function groupPastMaxima(table: PricingFile, group: Pick<Group, 'name' | 'multiplier' | 'prices'>): string | undefined {
+  const problem = scaledProblem(table, group.prices, group.multiplier);
+  return problem && `group ${group.name}: its multiplier ${group.multiplier} times these prices: ${problem}`;
+}
+
 /** The first base price the multiplier takes past the maxima, among the models the group does not override. */
 export function scaledProblem(table: PricingFile, overrides: Record<string, ModelPrice>, multiplier: number): string | undefined {
   for (const [model, base] of Object.entries(table.models)) {

@@ -5,7 +5,7 @@ import type { ModelPrice } from '../billing/price-schema.ts';
 import { parsePricing, PricingError, type PricingFile } from '../billing/pricing.ts';
 import { priceProblem } from '../billing/price-rules.ts';
 import { getUser, setUserForKeys } from '../accounts/accounts.repo.ts';
-import { DEFAULT_GROUP, scaledProblem } from './group-prices.ts';
+import { DEFAULT_GROUP, groupPastMaxima, scaledProblem } from './group-prices.ts';
 import { groupExists, listGroups, putGroup, type GroupRow } from './groups.repo.ts';
 
 // The operator's side of groups: define one (create or replace by name), list them, move an account.
@@ -67,8 +67,8 @@ function checkedPrices(ctx: Ctx, prices: Record<string, unknown>, multiplier: nu
  */
 export async function checkGroupsAgainst(ctx: Ctx, table: PricingFile): Promise<void> {
   for (const group of await listGroups(ctx.db)) {
-    const problem = scaledProblem(table, group.prices, group.multiplier);
-    if (problem) throw badRequest(`group ${group.name}: its multiplier ${group.multiplier} times these prices: ${problem}`);
+    const problem = groupPastMaxima(table, group);
+    if (problem) throw badRequest(problem);
   }
 }
 
