@@ -18,7 +18,7 @@ import { RenderCache } from './blobs/render-cache.ts';
 import { renderSpec } from './providers/simulator/render.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import { createBlobStore } from './blobs/create-store.ts';
-import { loadPricing, PricingError, type Pricing } from './modules/billing/pricing.ts';
+import { DEFAULT_PRICING_FILE, loadPricing, PricingError, type Pricing } from './modules/billing/pricing.ts';
 import { GroupBook } from './modules/groups/group-book.ts';
 import { PriceTable } from './modules/billing/price-table.ts';
 import { ChannelRouter } from './modules/channels/channel-router.ts';
@@ -165,7 +165,7 @@ export async function createContext(config: Readonly<Config>, options: ContextOp
   const pastMaxima = groups.pastMaxima();
   if (pastMaxima && prices.source() === 'file') {
     await ctx.close();
-    throw new PricingError(`PRICING_FILE ${config.pricingFile ?? 'config/pricing.json'}: ${pastMaxima}`);
+    throw new PricingError(`PRICING_FILE ${config.pricingFile ?? DEFAULT_PRICING_FILE}: ${pastMaxima}`);
   }
   if (pastMaxima) logger.warn(`prices in force: ${pastMaxima}`);
   return ctx;
